@@ -1,0 +1,31 @@
+/**
+ * \file dart_config.h
+ * Run-time configuration visible to clients.
+ *
+ * Thread safety: dart_config may be called from any thread.
+ */
+#ifndef DART__CONFIG_H_
+#define DART__CONFIG_H_
+
+#include <dart/dart_types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  /** nonzero when the runtime logs (DART_LOG_LEVEL is not "error") */
+  int log_enabled;
+} dart_config_t;
+
+/**
+ * Points *config_out at the runtime's configuration (owned by the runtime;
+ * valid before dart_init, too).
+ */
+void dart_config(dart_config_t **config_out) DART_NOTHROW;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DART__CONFIG_H_ */

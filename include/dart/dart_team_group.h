@@ -1,0 +1,91 @@
+/**
+ * \file dart_team_group.h
+ * Groups (ordered sets of global unit ids) and teams (groups of units that
+ * communicate and allocate memory together).
+ *
+ * Groups are kept sorted by global unit id. A team's unit ids are the ranks
+ * of its members in that order.
+ *
+ * Thread safety: group functions are safe on distinct groups from any
+ * thread. Team creation and destruction are collective and must not run
+ * concurrently with other operations on the same teams; the query functions
+ * (size, myid, l2g, g2l) are safe from any thread.
+ */
+#ifndef DART__TEAM_GROUP_H_
+#define DART__TEAM_GROUP_H_
+
+#include <dart/dart_types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dart_group_struct *dart_group_t;
+
+/** Creates an empty group. */
+dart_ret_t dart_group_create(dart_group_t *group) DART_NOTHROW;
+/** Destroys a group and sets *group to NULL. */
+dart_ret_t dart_group_destroy(dart_group_t *group) DART_NOTHROW;
+dart_ret_t dart_group_clone(const dart_group_t gin,
+                            dart_group_t *gout) DART_NOTHROW;
+/** *gout becomes a new group with the members of g1 and g2. */
+dart_ret_t dart_group_union(const dart_group_t g1, const dart_group_t g2,
+                            dart_group_t *gout) DART_NOTHROW;
+/** *gout becomes a new group with the members in both g1 and g2. */
+dart_ret_t dart_group_intersect(const dart_group_t g1, const dart_group_t g2,
+                                dart_group_t *gout) DART_NOTHROW;
+/** Adds a unit; adding a member already there changes nothing. */
+dart_ret_t dart_group_addmember(dart_group_t g,
+                                dart_global_unit_t unitid) DART_NOTHROW;
+/** Removes a unit; DART_ERR_NOTFOUND if it is not a member. */
+dart_ret_t dart_group_delmember(dart_group_t g,
+                                dart_global_unit_t unitid) DART_NOTHROW;
+dart_ret_t dart_group_ismember(const dart_group_t g, dart_global_unit_t unitid,
+                               int32_t *ismember) DART_NOTHROW;
+dart_ret_t dart_group_size(const dart_group_t g, size_t *size) DART_NOTHROW;
+/** Writes the members, sorted, to unitids (room for dart_group_size). */
+dart_ret_t dart_group_getmembers(const dart_group_t g,
+                                 dart_global_unit_t *unitids) DART_NOTHROW;
+/**
+ * Splits g into n groups of consecutive members, ceil(size / n) members each
+ * but the last non-empty one (10 members, n = 4: 3, 3, 3, 1). gout must have
+ * room for n groups; all n are created (empty ones at the end where n
+ * exceeds what the members fill) and *nout is the number of non-empty groups.
+ */
+dart_ret_t dart_group_split(const dart_group_t g, size_t n, size_t *nout,
+                            dart_group_t *gout) DART_NOTHROW;
+
+/** The group of a team's members (a new group the caller destroys). */
+dart_ret_t dart_team_get_group(dart_team_t teamid,
+                               dart_group_t *group) DART_NOTHROW;
+/**
+ * Creates a team of the units in \c group, which must be a subset of team
+ * \c teamid. Collective over \c teamid; units outside the group get
+ * DART_TEAM_NULL.
+ */
+dart_ret_t dart_team_create(dart_team_t teamid, const dart_group_t group,
+                            dart_team_t *newteam) DART_NOTHROW;
+/**
+ * Destroys a team (collective over its members), freeing every allocation
+ * still alive on it, and sets *teamid to DART_TEAM_NULL. DART_TEAM_ALL
+ * cannot be destroyed.
+ */
+dart_ret_t dart_team_destroy(dart_team_t *teamid) DART_NOTHROW;
+/** A new team with the members of \c team (collective over it). */
+dart_ret_t dart_team_clone(dart_team_t team, dart_team_t *newteam) DART_NOTHROW;
+dart_ret_t dart_team_myid(dart_team_t teamid,
+                          dart_team_unit_t *myid) DART_NOTHROW;
+dart_ret_t dart_team_size(dart_team_t teamid, size_t *size) DART_NOTHROW;
+dart_ret_t dart_myid(dart_global_unit_t *myid) DART_NOTHROW;
+dart_ret_t dart_size(size_t *size) DART_NOTHROW;
+dart_ret_t dart_team_unit_l2g(dart_team_t team, dart_team_unit_t localid,
+                              dart_global_unit_t *globalid) DART_NOTHROW;
+/** DART_ERR_NOTFOUND if globalid is not a member of team. */
+dart_ret_t dart_team_unit_g2l(dart_team_t team, dart_global_unit_t globalid,
+                              dart_team_unit_t *localid) DART_NOTHROW;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DART__TEAM_GROUP_H_ */

@@ -1,0 +1,155 @@
+#include "env.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+dart__config_t dart__base__config;
+
+typedef enum { ENV_LEVEL, ENV_COUNT, ENV_BOOL, ENV_SIZE, ENV_TRANSPORT } env_kind_t;
+
+typedef struct {
+  const char *name;
+  env_kind_t kind;
+  const char *default_value;
+  const char *description;
+  size_t field; /* offset in dart__config_t */
+} env_var_t;
+
+static const env_var_t env_table[] = {
+  {"DART_LOG_LEVEL", ENV_LEVEL, "warn",
+   "error, warn, info, debug or trace",
+   offsetof(dart__config_t, log_level)},
+  {"DART_UNITS_PER_NODE", ENV_COUNT, "0",
+   "emulate nodes of k consecutive units (0: physical nodes)",
+   offsetof(dart__config_t, units_per_node)},
+  {"DART_TRANSPORT", ENV_TRANSPORT, "mpi",
+   "remote path for other nodes: mpi",
+   offsetof(dart__config_t, transport)},
+  {"DART_LOCAL_POOL", ENV_SIZE, "16M",
+   "initial size of each unit's dart_memalloc pool (grows when full)",
+   offsetof(dart__config_t, local_pool)},
+  {"DART_SHM", ENV_BOOL, "1",
+   "0: reach node peers through the remote path too (comparisons)",
+   offsetof(dart__config_t, shm)},
+  {"DART_INFO", ENV_BOOL, "0",
+   "1: unit 0 prints this table and the paths at init",
+   offsetof(dart__config_t, info)},
+};
+
+static const char *const level_names[] = {"error", "warn", "info", "debug",
+                                          "trace"};
+
+static int parse_size(const char *text, size_t *out)
+{
+  char *end;
+  errno = 0;
+  unsigned long long value = strtoull(text, &end, 10);
+  if (errno || end == text || text[0] == '-') return -1;
+  unsigned shift = 0;
+  switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+  }
+  if (*end == 'B' || *end == 'b') end++;
+  if (*end != '\0') return -1;
+  if (value > (SIZE_MAX >> shift)) return -1;
+  *out = (size_t)value << shift;
+  return 0;
+}
+
+static int parse_one(const env_var_t *var, const char *text)
+{
+  void *field = (char *)&dart__base__config + var->field;
+  switch (var->kind) {
+    case ENV_LEVEL:
+      for (int i = 0; i < (int)(sizeof level_names / sizeof *level_names); i++) {
+        if (strcasecmp(text, level_names[i]) == 0) {
+          *(int *)field = i;
+          return 0;
+        }
+      }
+      return -1;
+    case ENV_COUNT: {
+      char *end;
+      errno = 0;
+      long value = strtol(text, &end, 10);
+      if (errno || end == text || *end != '\0' || value < 0 || value > INT_MAX)
+        return -1;
+      *(int *)field = (int)value;
+      return 0;
+    }
+    case ENV_BOOL:
+      if (strcmp(text, "0") == 0 || strcasecmp(text, "no") == 0 ||
+          strcasecmp(text, "false") == 0) {
+        *(int *)field = 0;
+        return 0;
+      }
+      if (strcmp(text, "1") == 0 || strcasecmp(text, "yes") == 0 ||
+          strcasecmp(text, "true") == 0) {
+        *(int *)field = 1;
+        return 0;
+      }
+      return -1;
+    case ENV_SIZE:
+      return parse_size(text, (size_t *)field);
+    case ENV_TRANSPORT:
+      if (strcasecmp(text, "mpi") == 0) {
+        *(int *)field = DART__TRANSPORT_MPI;
+        return 0;
+      }
+      return -1;
+  }
+  return -1;
+}
+
+int dart__base__env_parse(void)
+{
+  int status = 0;
+  for (size_t i = 0; i < sizeof env_table / sizeof *env_table; i++) {
+    const env_var_t *var = &env_table[i];
+    int ret = parse_one(var, var->default_value);
+    (void)ret; /* defaults parse by construction */
+    const char *text = getenv(var->name);
+    if (text != NULL && text[0] != '\0' && parse_one(var, text) != 0) {
+      DART_LOG_ERROR_IN("dart_init", "%s='%s' is not valid (%s)", var->name,
+                        text, var->description);
+      status = -1;
+    }
+  }
+  if (status == 0) dart__base__log_level = dart__base__config.log_level;
+  return status;
+}
+
+void dart__base__env_print(FILE *out)
+{
+  fprintf(out, "%-22s %-10s %s\n", "variable", "value", "description");
+  for (size_t i = 0; i < sizeof env_table / sizeof *env_table; i++) {
+    const env_var_t *var = &env_table[i];
+    const void *field = (const char *)&dart__base__config + var->field;
+    char value[32];
+    switch (var->kind) {
+      case ENV_LEVEL:
+        snprintf(value, sizeof value, "%s", level_names[*(const int *)field]);
+        break;
+      case ENV_COUNT:
+      case ENV_BOOL:
+        snprintf(value, sizeof value, "%d", *(const int *)field);
+        break;
+      case ENV_SIZE:
+        snprintf(value, sizeof value, "%zu", *(const size_t *)field);
+        break;
+      case ENV_TRANSPORT:
+        snprintf(value, sizeof value, "mpi");
+        break;
+    }
+    fprintf(out, "%-22s %-10s %s\n", var->name, value, var->description);
+  }
+}

@@ -1,0 +1,28 @@
+/* The configuration: one table of environment variables, read once. */
+#ifndef DART__BASE__ENV_H_
+#define DART__BASE__ENV_H_
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum { DART__TRANSPORT_MPI = 0 } dart__transport_t;
+
+typedef struct {
+  int log_level;          /* DART_LOG_LEVEL */
+  int units_per_node;     /* DART_UNITS_PER_NODE, 0 = physical nodes */
+  int transport;          /* DART_TRANSPORT */
+  size_t local_pool;      /* DART_LOCAL_POOL, bytes */
+  int shm;                /* DART_SHM */
+  int info;               /* DART_INFO */
+} dart__config_t;
+
+extern dart__config_t dart__base__config;
+
+/* Parses the environment into dart__base__config; logs and returns
+ * nonzero for a value that cannot be parsed. */
+int dart__base__env_parse(void);
+
+/* Prints the table with the effective values. */
+void dart__base__env_print(FILE *out);
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * Datatypes: the basic types, and derived ones (strided, indexed, custom)
+ * whose dart_datatype_t values index a slot table, so that a bad value is
+ * rejected in O(1) without dereferencing it.
+ *
+ * Layout: one instance of a type holds num_elem base elements in nblocks
+ * blocks (blocklen[i] elements at element offset[i]); instance k starts at
+ * k * extent elements. nelem elements span (ninst - 1) * extent + end
+ * elements, end being the end of an instance's last element.
+ */
+#ifndef DART__GLOBMEM__DATATYPE_H_
+#define DART__GLOBMEM__DATATYPE_H_
+
+#include <dart/dart_types.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum {
+  DART__DT_BASIC,
+  DART__DT_CUSTOM,
+  DART__DT_STRIDED,
+  DART__DT_INDEXED
+} dart__dtype_kind_t;
+
+typedef struct {
+  dart__dtype_kind_t kind;
+  dart_datatype_t base;  /* basic type, or the custom type itself */
+  size_t elem_size;      /* bytes of one base element */
+  size_t max_nelem;      /* largest element count whose bytes fit size_t */
+  size_t num_elem;       /* base elements per instance */
+  size_t extent;         /* elements between instances */
+  size_t end;            /* elements from instance start to its last end */
+  size_t nblocks;
+  const size_t *blocklen;
+  const size_t *offset;
+  size_t strided_block;  /* storage of the one strided block */
+  size_t zero;
+  bool contiguous;
+  bool integral;         /* basic integer type */
+  bool floating;         /* basic floating point type */
+  MPI_Datatype mpi_elem; /* one base element */
+  MPI_Datatype mpi_type; /* one instance with its extent (derived only) */
+} dart__dtype_t;
+
+#define DART__DTYPE_FIRST_DERIVED ((dart_datatype_t)1024)
+
+/* The type behind a value, or NULL for an unknown or destroyed one. */
+const dart__dtype_t *dart__globmem__dtype(dart_datatype_t type);
+
+/* Elements spanned by nelem elements (nelem a multiple of num_elem). */
+static inline size_t dart__globmem__dtype_span(const dart__dtype_t *t,
+                                               size_t nelem)
+{
+  if (t->contiguous) return nelem;
+  if (nelem == 0) return 0;
+  return (nelem / t->num_elem - 1) * t->extent + t->end;
+}
+
+/*
+ * Validates a (source, destination) type pair for nelem elements: known
+ * types, same base, nelem a multiple of both, byte counts that fit. Logs as
+ * func and returns DART_ERR_INVAL otherwise.
+ */
+dart_ret_t dart__globmem__dtype_pair(const char *func, dart_datatype_t src,
+                                     dart_datatype_t dst, size_t nelem,
+                                     const dart__dtype_t **src_t,
+                                     const dart__dtype_t **dst_t);
+
+/* Copies nelem elements from src laid out as st to dst laid out as dt. */
+void dart__globmem__dtype_copy(void *dst, const dart__dtype_t *dt,
+                               const void *src, const dart__dtype_t *st,
+                               size_t nelem);
+
+/* MPI type and count describing n elements of t (n a multiple of num_elem,
+ * n / num_elem <= INT_MAX). */
+static inline MPI_Datatype dart__globmem__dtype_mpi(const dart__dtype_t *t,
+                                                    size_t n, int *count)
+{
+  if (t->contiguous) {
+    *count = (int)n;
+    return t->mpi_elem;
+  }
+  *count = (int)(n / t->num_elem);
+  return t->mpi_type;
+}
+
+/* Set up and tear down the type tables (needs MPI). */
+dart_ret_t dart__globmem__dtype_init(void);
+void dart__globmem__dtype_fini(void);
+
+#endif

@@ -1,0 +1,116 @@
+#include <dart/dart_ext.h>
+#include <dart/dart_globmem.h>
+
+#include "globmem/globmem.h"
+#include "team/runtime.h"
+
+dart_ret_t dart_gptr_getaddr(const dart_gptr_t gptr, void **addr)
+{
+  DART__CHECK_INIT();
+  if (addr == NULL) {
+    DART_LOG_ERROR("addr is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart__target_t target;
+  dart_ret_t ret = dart__globmem__resolve(__func__, gptr, 0, &target);
+  if (ret != DART_OK) return ret;
+  *addr = target.route->path == DART__PATH_SELF
+              ? target.route->base + target.offset : NULL;
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_getaddr_shared(dart_gptr_t gptr, void **addr)
+{
+  DART__CHECK_INIT();
+  if (addr == NULL) {
+    DART_LOG_ERROR("addr is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart__target_t target;
+  dart_ret_t ret = dart__globmem__resolve(__func__, gptr, 0, &target);
+  if (ret != DART_OK) return ret;
+  *addr = target.route->path == DART__PATH_MPI
+              ? NULL : target.route->base + target.offset;
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_setaddr(dart_gptr_t *gptr, void *addr)
+{
+  DART__CHECK_INIT();
+  if (gptr == NULL) {
+    DART_LOG_ERROR("gptr is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart__team_t *team = dart__team__get(gptr->teamid);
+  dart__segment_t *seg =
+      team ? dart__globmem__segtab_get(&team->segs, gptr->segid) : NULL;
+  if (seg == NULL) {
+    DART_LOG_ERROR("gptr (team %d, segment %d) is not a live allocation",
+                   gptr->teamid, gptr->segid);
+    return DART_ERR_INVAL;
+  }
+  /* our own part; for the local pool, its first chunk or a grown one */
+  dart_gptr_t g = *gptr;
+  g.unitid = team->myid;
+  const dart__route_t *own = &seg->routes[team->myid];
+  char *at = addr;
+  if (at >= own->base && (size_t)(at - own->base) <= own->size) {
+    g.addr_or_offs.offset = (uint64_t)(at - own->base);
+    *gptr = g;
+    return DART_OK;
+  }
+  if (seg->kind == DART__SEG_POOL) {
+    for (uint64_t c = 1; c < DART__POOL_MAX_CHUNKS; c++) {
+      dart__target_t target;
+      g.addr_or_offs.offset = c << DART__POOL_CHUNK_SHIFT;
+      if (dart__globmem__pool_resolve(__func__, g, 0, &target) != DART_OK)
+        break;
+      const dart__route_t *r = target.route;
+      if (at >= r->base && (size_t)(at - r->base) <= r->size) {
+        g.addr_or_offs.offset |= (uint64_t)(at - r->base);
+        *gptr = g;
+        return DART_OK;
+      }
+    }
+  }
+  DART_LOG_ERROR("address %p is not in this unit's part of segment %d", addr,
+                 gptr->segid);
+  return DART_ERR_INVAL;
+}
+
+dart_ret_t dart_gptr_getflags(dart_gptr_t gptr, uint16_t *flags)
+{
+  DART__CHECK_INIT();
+  if (flags == NULL) {
+    DART_LOG_ERROR("flags is NULL");
+    return DART_ERR_INVAL;
+  }
+  *flags = (uint16_t)gptr.flags;
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_setflags(dart_gptr_t *gptr, uint16_t flags)
+{
+  DART__CHECK_INIT();
+  if (gptr == NULL || flags > 0xFF) {
+    DART_LOG_ERROR("gptr %p is NULL or flags %u do not fit 8 bits",
+                   (void *)gptr, (unsigned)flags);
+    return DART_ERR_INVAL;
+  }
+  gptr->flags = flags;
+  return DART_OK;
+}
+
+dart_ret_t dart_gptr_path(dart_gptr_t gptr, dart_path_t *path)
+{
+  DART__CHECK_INIT();
+  if (path == NULL) {
+    DART_LOG_ERROR("path is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart__target_t target;
+  dart_ret_t ret = dart__globmem__resolve(__func__, gptr, 0, &target);
+  if (ret != DART_OK) return ret;
+  *path = (dart_path_t)target.route->path;
+  return DART_OK;
+}

@@ -1,0 +1,226 @@
+#include "globmem/op.h"
+
+#include <stdlib.h>
+#include <threads.h>
+
+#include "base/log.h"
+#include "base/slots.h"
+#include "team/runtime.h"
+
+typedef struct {
+  dart_operator_t fn;
+  void *userdata;
+  dart_datatype_t dtype;
+  bool dtype_is_tmp;
+  MPI_Op mpi_op;
+  MPI_Datatype mpi_type; /* carries this struct as an attribute */
+} user_op_t;
+
+static dart__slots_t user_ops;
+static mtx_t user_ops_lock;
+static int op_keyval = MPI_KEYVAL_INVALID;
+static MPI_Op minmax_op = MPI_OP_NULL;
+static MPI_Datatype minmax_pair[DART_TYPE_LAST];
+
+/* ---- MINMAX: element-wise over {min, max} pairs ---- */
+
+#define MINMAX_CASE(dart_t, c_type)                                        \
+  if (*dt == minmax_pair[dart_t]) {                                         \
+    const c_type *a = in;                                                   \
+    c_type *b = inout;                                                      \
+    for (int i = 0; i < *len; i++) {                                        \
+      if (a[2 * i] < b[2 * i]) b[2 * i] = a[2 * i];                         \
+      if (a[2 * i + 1] > b[2 * i + 1]) b[2 * i + 1] = a[2 * i + 1];         \
+    }                                                                       \
+    return;                                                                 \
+  }
+
+static void minmax_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+  MINMAX_CASE(DART_TYPE_BYTE, signed char)
+  MINMAX_CASE(DART_TYPE_SHORT, short)
+  MINMAX_CASE(DART_TYPE_INT, int)
+  MINMAX_CASE(DART_TYPE_UINT, unsigned)
+  MINMAX_CASE(DART_TYPE_LONG, long)
+  MINMAX_CASE(DART_TYPE_ULONG, unsigned long)
+  MINMAX_CASE(DART_TYPE_LONGLONG, long long)
+  MINMAX_CASE(DART_TYPE_ULONGLONG, unsigned long long)
+  MINMAX_CASE(DART_TYPE_FLOAT, float)
+  MINMAX_CASE(DART_TYPE_DOUBLE, double)
+  MINMAX_CASE(DART_TYPE_LONG_DOUBLE, long double)
+}
+
+/* ---- user operations ---- */
+
+static void user_op_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+  user_op_t *op = NULL;
+  int found = 0;
+  MPI_Type_get_attr(*dt, op_keyval, &op, &found);
+  if (found && op) op->fn(in, inout, (size_t)*len, op->userdata);
+}
+
+dart_ret_t dart__globmem__op_init(void)
+{
+  dart__base__slots_init(&user_ops, 1u << 16);
+  for (dart_datatype_t t = 0; t < DART_TYPE_LAST; t++)
+    minmax_pair[t] = MPI_DATATYPE_NULL;
+  if (mtx_init(&user_ops_lock, mtx_plain) != thrd_success) {
+    DART_LOG_ERROR("cannot create a mutex");
+    return DART_ERR_OTHER;
+  }
+  DART__MPI_CHECK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN,
+                                         MPI_TYPE_NULL_DELETE_FN, &op_keyval,
+                                         NULL));
+  DART__MPI_CHECK(MPI_Op_create(minmax_fn, 1, &minmax_op));
+  for (dart_datatype_t t = DART_TYPE_BYTE; t < DART_TYPE_LAST; t++) {
+    DART__MPI_CHECK(MPI_Type_contiguous(2, dart__globmem__dtype(t)->mpi_elem,
+                                        &minmax_pair[t]));
+    DART__MPI_CHECK(MPI_Type_commit(&minmax_pair[t]));
+  }
+  return DART_OK;
+}
+
+static void user_op_free(user_op_t *op)
+{
+  MPI_Op_free(&op->mpi_op);
+  MPI_Type_delete_attr(op->mpi_type, op_keyval);
+  MPI_Type_free(&op->mpi_type);
+  if (op->dtype_is_tmp && op->dtype >= DART__DTYPE_FIRST_DERIVED)
+    dart_type_destroy(&op->dtype);
+  free(op);
+}
+
+void dart__globmem__op_fini(void)
+{
+  for (uint32_t id = 0; id < user_ops.next_fresh; id++) {
+    user_op_t *op = dart__base__slots_get(&user_ops, id);
+    if (op) user_op_free(op);
+  }
+  dart__base__slots_destroy(&user_ops);
+  mtx_destroy(&user_ops_lock);
+  for (dart_datatype_t t = DART_TYPE_BYTE; t < DART_TYPE_LAST; t++)
+    if (minmax_pair[t] != MPI_DATATYPE_NULL) MPI_Type_free(&minmax_pair[t]);
+  if (minmax_op != MPI_OP_NULL) MPI_Op_free(&minmax_op);
+  if (op_keyval != MPI_KEYVAL_INVALID) MPI_Type_free_keyval(&op_keyval);
+}
+
+dart_ret_t dart__globmem__op_mpi(const char *func, dart_operation_t op,
+                                 const dart__dtype_t *t, MPI_Op *mpi_op,
+                                 MPI_Datatype *mpi_type, size_t *per_mpi_elem)
+{
+  *per_mpi_elem = 1;
+  *mpi_type = t->mpi_elem;
+  if (op >= DART__OP_FIRST_USER) {
+    user_op_t *u = dart__base__slots_get(&user_ops,
+                                         (uint32_t)(op - DART__OP_FIRST_USER));
+    if (u == NULL) {
+      DART_LOG_ERROR_IN(func, "unknown operation %lu", (unsigned long)op);
+      return DART_ERR_INVAL;
+    }
+    if (dart__globmem__dtype(u->dtype) != t) {
+      DART_LOG_ERROR_IN(func,
+                        "operation %lu was created for datatype %ld, not "
+                        "this one", (unsigned long)op, (long)u->dtype);
+      return DART_ERR_INVAL;
+    }
+    *mpi_op = u->mpi_op;
+    *mpi_type = u->mpi_type;
+    return DART_OK;
+  }
+  bool arithmetic = t->integral || t->floating;
+  switch (op) {
+    case DART_OP_MIN: *mpi_op = MPI_MIN; break;
+    case DART_OP_MAX: *mpi_op = MPI_MAX; break;
+    case DART_OP_SUM: *mpi_op = MPI_SUM; break;
+    case DART_OP_PROD: *mpi_op = MPI_PROD; break;
+    case DART_OP_BAND: *mpi_op = MPI_BAND; arithmetic = t->integral; break;
+    case DART_OP_BOR: *mpi_op = MPI_BOR; arithmetic = t->integral; break;
+    case DART_OP_BXOR: *mpi_op = MPI_BXOR; arithmetic = t->integral; break;
+    case DART_OP_LAND: *mpi_op = MPI_LAND; arithmetic = t->integral; break;
+    case DART_OP_LOR: *mpi_op = MPI_LOR; arithmetic = t->integral; break;
+    case DART_OP_LXOR: *mpi_op = MPI_LXOR; arithmetic = t->integral; break;
+    case DART_OP_MINMAX:
+      if (!arithmetic) break;
+      *mpi_op = minmax_op;
+      *mpi_type = minmax_pair[t->base];
+      *per_mpi_elem = 2;
+      return DART_OK;
+    default:
+      DART_LOG_ERROR_IN(func, "operation %lu is not a reduction",
+                        (unsigned long)op);
+      return DART_ERR_INVAL;
+  }
+  if (!arithmetic) {
+    DART_LOG_ERROR_IN(func, "operation %lu does not apply to datatype %ld",
+                      (unsigned long)op, (long)t->base);
+    return DART_ERR_INVAL;
+  }
+  return DART_OK;
+}
+
+dart_ret_t dart_op_create(dart_operator_t op, void *userdata, bool commute,
+                          dart_datatype_t dtype, bool dtype_is_tmp,
+                          dart_operation_t *new_op)
+{
+  DART__CHECK_INIT();
+  const dart__dtype_t *t = dart__globmem__dtype(dtype);
+  if (op == NULL || new_op == NULL || t == NULL || !t->contiguous) {
+    DART_LOG_ERROR("invalid arguments: op %p, new_op %p, dtype %ld (a known "
+                   "contiguous type is needed)",
+                   op ? (void *)1 : NULL, (void *)new_op, (long)dtype);
+    return DART_ERR_INVAL;
+  }
+  user_op_t *u = calloc(1, sizeof *u);
+  if (u == NULL) return DART_ERR_NOMEM;
+  u->fn = op;
+  u->userdata = userdata;
+  u->dtype = dtype;
+  u->dtype_is_tmp = dtype_is_tmp;
+  u->mpi_op = MPI_OP_NULL;
+  u->mpi_type = MPI_DATATYPE_NULL;
+  if (MPI_Type_dup(t->mpi_elem, &u->mpi_type) != MPI_SUCCESS ||
+      MPI_Type_set_attr(u->mpi_type, op_keyval, u) != MPI_SUCCESS ||
+      MPI_Op_create(user_op_fn, commute, &u->mpi_op) != MPI_SUCCESS) {
+    DART_LOG_ERROR("cannot create the MPI operation");
+    if (u->mpi_type != MPI_DATATYPE_NULL) MPI_Type_free(&u->mpi_type);
+    free(u);
+    return DART_ERR_OTHER;
+  }
+  uint32_t id;
+  mtx_lock(&user_ops_lock);
+  int ret = dart__base__slots_insert(&user_ops, u, &id);
+  mtx_unlock(&user_ops_lock);
+  if (ret != 0) {
+    u->dtype_is_tmp = false; /* the caller keeps dtype on failure */
+    user_op_free(u);
+    return DART_ERR_NOMEM;
+  }
+  *new_op = DART__OP_FIRST_USER + id;
+  return DART_OK;
+}
+
+dart_ret_t dart_op_destroy(dart_operation_t *op)
+{
+  DART__CHECK_INIT();
+  if (op == NULL) {
+    DART_LOG_ERROR("op is NULL");
+    return DART_ERR_INVAL;
+  }
+  user_op_t *u = NULL;
+  mtx_lock(&user_ops_lock);
+  if (*op >= DART__OP_FIRST_USER) {
+    uint32_t id = (uint32_t)(*op - DART__OP_FIRST_USER);
+    u = dart__base__slots_get(&user_ops, id);
+    if (u) dart__base__slots_remove(&user_ops, id);
+  }
+  mtx_unlock(&user_ops_lock);
+  if (u == NULL) {
+    DART_LOG_ERROR("operation %lu is not a live user operation",
+                   (unsigned long)*op);
+    return DART_ERR_INVAL;
+  }
+  user_op_free(u);
+  *op = DART_OP_UNDEFINED;
+  return DART_OK;
+}

@@ -1,0 +1,278 @@
+/*
+ * The local pool behind dart_memalloc: segment 0 of DART_TEAM_ALL gives each
+ * unit DART_LOCAL_POOL bytes that node peers reach through shared memory.
+ * When it is full the unit adds a chunk of its own (attached to
+ * DART_TEAM_ALL's dynamic window, so every other unit reaches it through
+ * MPI) and lists the chunk in the directory at the head of its pool part;
+ * others read a directory entry once, on first access, and cache it.
+ */
+#include <dart/dart_globmem.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <threads.h>
+
+#include "base/env.h"
+#include "base/ralloc.h"
+#include "globmem/datatype.h"
+#include "globmem/globmem.h"
+#include "team/runtime.h"
+
+#define POOL_ALIGN 16
+#define OFFSET_MASK ((UINT64_C(1) << DART__POOL_CHUNK_SHIFT) - 1)
+
+/* Directory at the head of each unit's pool part (read by other units). */
+typedef struct {
+  _Atomic uint64_t nchunks; /* grown chunks published so far */
+  struct {
+    uint64_t disp;
+    uint64_t size;
+  } chunk[DART__POOL_MAX_CHUNKS - 1];
+} pool_dir_t;
+
+_Static_assert(sizeof(pool_dir_t) <= DART__POOL_HEADER,
+               "the pool directory must fit its header");
+
+typedef struct {
+  char *base;
+  size_t size;
+  dart__ralloc_t ra;
+} chunk_t;
+
+static struct {
+  chunk_t chunk[DART__POOL_MAX_CHUNKS]; /* 0: the pool part itself */
+  int nchunks;
+  pool_dir_t *dir;
+  dart__route_t **remote; /* per unit, lazily: routes of its grown chunks */
+  mtx_t lock;
+} pool;
+
+dart_ret_t dart__globmem__pool_init(void)
+{
+  dart__team_t *all = dart__team__get(DART_TEAM_ALL);
+  dart__segment_t *seg;
+  memset(&pool, 0, sizeof pool);
+  if (mtx_init(&pool.lock, mtx_plain) != thrd_success) return DART_ERR_OTHER;
+  pool.remote = calloc((size_t)all->size, sizeof *pool.remote);
+  if (pool.remote == NULL) return DART_ERR_NOMEM;
+  dart_ret_t ret = dart__globmem__seg_create(
+      "dart_init", all, DART__SEG_POOL, dart__base__config.local_pool, NULL,
+      &seg);
+  if (ret != DART_OK) {
+    free(pool.remote);
+    return ret;
+  }
+  pool.dir = (pool_dir_t *)seg->mybase;
+  atomic_store(&pool.dir->nchunks, 0);
+  pool.chunk[0].base = seg->mybase + DART__POOL_HEADER;
+  pool.chunk[0].size = dart__base__config.local_pool;
+  dart__base__ralloc_init(&pool.chunk[0].ra, pool.chunk[0].size);
+  pool.nchunks = 1;
+  /* nobody reads a directory before its owner has written it */
+  DART__MPI_CHECK(MPI_Barrier(all->comm));
+  return DART_OK;
+}
+
+void dart__globmem__pool_fini(void)
+{
+  dart__team_t *all = dart__team__get(DART_TEAM_ALL);
+  for (int c = 0; c < pool.nchunks; c++) {
+    dart__base__ralloc_destroy(&pool.chunk[c].ra);
+    if (c > 0) {
+      if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, pool.chunk[c].base);
+      munmap(pool.chunk[c].base, pool.chunk[c].size);
+    }
+  }
+  for (int u = 0; u < all->size; u++) free(pool.remote[u]);
+  free(pool.remote);
+  mtx_destroy(&pool.lock);
+  dart__globmem__seg_destroy(all->segs.pool);
+  memset(&pool, 0, sizeof pool);
+}
+
+/* Adds a chunk of at least bytes; returns its index or -1. */
+static int pool_grow(size_t bytes)
+{
+  dart__team_t *all = dart__team__get(DART_TEAM_ALL);
+  if (pool.nchunks == DART__POOL_MAX_CHUNKS) {
+    DART_LOG_ERROR_IN("dart_memalloc", "the pool has %d chunks already",
+                      DART__POOL_MAX_CHUNKS);
+    return -1;
+  }
+  size_t size = pool.chunk[pool.nchunks - 1].size * 2;
+  while (size < bytes) size *= 2;
+  char *base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) {
+    DART_LOG_ERROR_IN("dart_memalloc", "cannot map %zu bytes", size);
+    return -1;
+  }
+  MPI_Aint disp = 0;
+  if (all->win != MPI_WIN_NULL) {
+    if (MPI_Win_attach(all->win, base, (MPI_Aint)size) != MPI_SUCCESS) {
+      DART_LOG_ERROR_IN("dart_memalloc", "MPI_Win_attach of %zu bytes failed",
+                        size);
+      munmap(base, size);
+      return -1;
+    }
+    MPI_Get_address(base, &disp);
+  }
+  chunk_t *chunk = &pool.chunk[pool.nchunks];
+  if (dart__base__ralloc_init(&chunk->ra, size) != 0) {
+    if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, base);
+    munmap(base, size);
+    return -1;
+  }
+  chunk->base = base;
+  chunk->size = size;
+  /* publish: the entry first, then the count that makes it valid */
+  pool.dir->chunk[pool.nchunks - 1].disp = (uint64_t)disp;
+  pool.dir->chunk[pool.nchunks - 1].size = size;
+  atomic_store_explicit(&pool.dir->nchunks, (uint64_t)pool.nchunks,
+                        memory_order_release);
+  return pool.nchunks++;
+}
+
+dart_ret_t dart_memalloc(size_t nelem, dart_datatype_t dtype,
+                         dart_gptr_t *gptr)
+{
+  DART__CHECK_INIT();
+  const dart__dtype_t *t = dart__globmem__dtype(dtype);
+  if (t == NULL || !t->contiguous || gptr == NULL) {
+    DART_LOG_ERROR("datatype %ld is not a known contiguous type, or gptr %p "
+                   "is NULL", (long)dtype, (void *)gptr);
+    return DART_ERR_INVAL;
+  }
+  if (nelem > (OFFSET_MASK >> 1) / t->elem_size) {
+    DART_LOG_ERROR("%zu elements of %zu bytes are too many", nelem,
+                   t->elem_size);
+    return DART_ERR_INVAL;
+  }
+  size_t bytes = nelem * t->elem_size;
+  if (bytes == 0) bytes = 1; /* every allocation has its own start */
+  size_t offset;
+  int c;
+  mtx_lock(&pool.lock);
+  for (c = 0; c < pool.nchunks; c++)
+    if (dart__base__ralloc_alloc(&pool.chunk[c].ra, bytes, POOL_ALIGN,
+                                 &offset) == 0)
+      break;
+  if (c == pool.nchunks) {
+    c = pool_grow(bytes);
+    if (c < 0 || dart__base__ralloc_alloc(&pool.chunk[c].ra, bytes,
+                                          POOL_ALIGN, &offset) != 0) {
+      mtx_unlock(&pool.lock);
+      return DART_ERR_NOMEM;
+    }
+  }
+  mtx_unlock(&pool.lock);
+  dart_gptr_t g = DART_GPTR_NULL;
+  g.unitid = dart__rt.myid;
+  g.teamid = DART_TEAM_ALL;
+  g.segid = DART_SEGMENT_LOCAL;
+  g.addr_or_offs.offset = ((uint64_t)c << DART__POOL_CHUNK_SHIFT) | offset;
+  *gptr = g;
+  return DART_OK;
+}
+
+dart_ret_t dart_memfree(dart_gptr_t gptr)
+{
+  DART__CHECK_INIT();
+  if (gptr.teamid != DART_TEAM_ALL || gptr.segid != DART_SEGMENT_LOCAL ||
+      gptr.unitid != dart__rt.myid) {
+    DART_LOG_ERROR("gptr (unit %d, team %d, segment %d) is not from this "
+                   "unit's dart_memalloc", gptr.unitid, gptr.teamid,
+                   gptr.segid);
+    return DART_ERR_INVAL;
+  }
+  uint64_t c = gptr.addr_or_offs.offset >> DART__POOL_CHUNK_SHIFT;
+  uint64_t offset = gptr.addr_or_offs.offset & OFFSET_MASK;
+  mtx_lock(&pool.lock);
+  int ret = c < (uint64_t)pool.nchunks
+                ? dart__base__ralloc_free(&pool.chunk[c].ra, offset) : -1;
+  mtx_unlock(&pool.lock);
+  if (ret != 0) {
+    DART_LOG_ERROR("offset %llu is not the start of a live allocation",
+                   (unsigned long long)gptr.addr_or_offs.offset);
+    return DART_ERR_INVAL;
+  }
+  return DART_OK;
+}
+
+/* Reads unit's directory entry for chunk c (1-based) into a route. */
+static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
+                              dart__route_t *out)
+{
+  dart__team_t *all = dart__team__get(DART_TEAM_ALL);
+  const dart__route_t *r0 = &all->segs.pool->routes[unit];
+  uint64_t entry[3];
+  size_t at = offsetof(pool_dir_t, chunk) + (c - 1) * 2 * sizeof(uint64_t);
+  if (r0->path == DART__PATH_SHM) {
+    const pool_dir_t *dir = (const pool_dir_t *)(r0->base - DART__POOL_HEADER);
+    entry[0] = atomic_load_explicit(&((pool_dir_t *)dir)->nchunks,
+                                    memory_order_acquire);
+    memcpy(&entry[1], (const char *)dir + at, 2 * sizeof(uint64_t));
+  } else {
+    MPI_Aint dir = r0->disp - DART__POOL_HEADER;
+    DART__MPI_CHECK(MPI_Get(&entry[0], 1, MPI_UINT64_T, unit, dir, 1,
+                            MPI_UINT64_T, all->win));
+    DART__MPI_CHECK(MPI_Get(&entry[1], 2, MPI_UINT64_T, unit,
+                            dir + (MPI_Aint)at, 2, MPI_UINT64_T, all->win));
+    DART__MPI_CHECK(MPI_Win_flush_local(unit, all->win));
+  }
+  if (c > entry[0]) {
+    DART_LOG_ERROR_IN(func, "unit %d has no pool chunk %llu", unit,
+                      (unsigned long long)c);
+    return DART_ERR_INVAL;
+  }
+  out->path = DART__PATH_MPI;
+  out->base = NULL;
+  out->disp = (MPI_Aint)entry[1];
+  out->size = entry[2];
+  return DART_OK;
+}
+
+dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
+                                       size_t span, dart__target_t *target)
+{
+  int unit = target->unit;
+  uint64_t c = gptr.addr_or_offs.offset >> DART__POOL_CHUNK_SHIFT;
+  uint64_t offset = gptr.addr_or_offs.offset & OFFSET_MASK;
+  dart__route_t *route = &target->grown;
+  if (c == 0 || c >= DART__POOL_MAX_CHUNKS) goto out_of_bounds;
+  if (unit == dart__rt.myid) {
+    mtx_lock(&pool.lock);
+    int known = c < (uint64_t)pool.nchunks;
+    if (known) {
+      route->path = DART__PATH_SELF;
+      route->base = pool.chunk[c].base;
+      route->size = pool.chunk[c].size;
+      route->disp = 0;
+    }
+    mtx_unlock(&pool.lock);
+    if (!known) goto out_of_bounds;
+  } else {
+    mtx_lock(&pool.lock);
+    dart__route_t *cache = pool.remote[unit];
+    if (cache == NULL)
+      cache = pool.remote[unit] = calloc(DART__POOL_MAX_CHUNKS, sizeof *cache);
+    dart_ret_t ret = cache ? DART_OK : DART_ERR_NOMEM;
+    if (cache && cache[c].size == 0)
+      ret = fetch_chunk(func, unit, c, &cache[c]);
+    if (ret == DART_OK) *route = cache[c];
+    mtx_unlock(&pool.lock);
+    if (ret != DART_OK) return ret;
+  }
+  if (offset > route->size || span > route->size - offset) goto out_of_bounds;
+  target->route = route;
+  target->offset = offset;
+  return DART_OK;
+
+out_of_bounds:
+  DART_LOG_ERROR_IN(func,
+                    "offset %llu + %zu bytes is outside the local pool of "
+                    "unit %d",
+                    (unsigned long long)gptr.addr_or_offs.offset, span, unit);
+  return DART_ERR_INVAL;
+}

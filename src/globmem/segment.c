@@ -1,0 +1,284 @@
+#include <dart/dart_globmem.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/env.h"
+#include "globmem/datatype.h"
+#include "globmem/globmem.h"
+#include "team/runtime.h"
+
+#define SEG_ALIGN 64
+
+void dart__globmem__segtab_init(dart__segtab_t *tab)
+{
+  dart__base__slots_init(&tab->alloc, INT16_MAX);
+  dart__base__slots_init(&tab->reg, INT16_MAX);
+  tab->pool = NULL;
+}
+
+void dart__globmem__segtab_fini(dart__team_t *team)
+{
+  dart__slots_t *tables[2] = {&team->segs.alloc, &team->segs.reg};
+  for (int t = 0; t < 2; t++) {
+    for (uint32_t id = 0; id < tables[t]->next_fresh; id++) {
+      dart__segment_t *seg = dart__base__slots_get(tables[t], id);
+      if (seg) dart__globmem__seg_destroy(seg);
+    }
+  }
+  if (team->segs.pool) dart__globmem__pool_fini();
+}
+
+static void seg_release(dart__segment_t *seg)
+{
+  if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
+  if (seg->shm_win != MPI_WIN_NULL) MPI_Win_free(&seg->shm_win);
+  free(seg->routes);
+  free(seg);
+}
+
+dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
+                                     dart__seg_kind_t kind, size_t bytes,
+                                     void *addr, dart__segment_t **out)
+{
+  const size_t header = kind == DART__SEG_POOL ? DART__POOL_HEADER : 0;
+  const size_t part = bytes + header;
+  uint64_t *parts = NULL;
+  dart_ret_t ret = DART_ERR_NOMEM;
+  dart__segment_t *seg = calloc(1, sizeof *seg);
+  if (seg == NULL) return DART_ERR_NOMEM;
+  seg->kind = kind;
+  seg->team = team;
+  seg->shm_win = MPI_WIN_NULL;
+  seg->routes = calloc((size_t)team->size, sizeof *seg->routes);
+  parts = malloc(2 * (size_t)team->size * sizeof *parts);
+  if (seg->routes == NULL || parts == NULL) goto fail;
+
+  ret = DART_ERR_OTHER;
+  /* node peers' parts: one shared window per node (user memory is private) */
+  if (kind == DART__SEG_REGISTER) {
+    seg->mybase = addr;
+  } else {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    size_t rounded = (part + SEG_ALIGN - 1) / SEG_ALIGN * SEG_ALIGN;
+    int mret = MPI_Win_allocate_shared((MPI_Aint)rounded, 1, info,
+                                       team->node_comm, &seg->mybase,
+                                       &seg->shm_win);
+    MPI_Info_free(&info);
+    if (mret != MPI_SUCCESS) {
+      DART_LOG_ERROR_IN(func, "MPI_Win_allocate_shared of %zu bytes failed",
+                        rounded);
+      ret = DART_ERR_NOMEM;
+      goto fail;
+    }
+  }
+  seg->mysize = part;
+
+  /* other units reach us through the team's dynamic window */
+  bool needs_win = team->size > 1 &&
+                   (team->node_size < team->size || !dart__base__config.shm ||
+                    kind != DART__SEG_ALLOC);
+  MPI_Aint disp = 0;
+  if (needs_win) {
+    if ((ret = dart__team__ensure_window(team)) != DART_OK) goto fail;
+    ret = DART_ERR_OTHER;
+    if (part > 0) {
+      if (MPI_Win_attach(team->win, seg->mybase, (MPI_Aint)part) !=
+          MPI_SUCCESS) {
+        DART_LOG_ERROR_IN(func, "MPI_Win_attach of %zu bytes failed", part);
+        goto fail;
+      }
+      seg->attached = true;
+      MPI_Get_address(seg->mybase, &disp);
+    }
+  }
+  uint64_t mine[2] = {part, (uint64_t)disp};
+  if (MPI_Allgather(mine, 2, MPI_UINT64_T, parts, 2, MPI_UINT64_T,
+                    team->comm) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Allgather of the parts failed");
+    goto fail;
+  }
+  for (int u = 0; u < team->size; u++) {
+    dart__route_t *r = &seg->routes[u];
+    r->size = parts[2 * u] - header;
+    r->disp = (MPI_Aint)parts[2 * u + 1] + (MPI_Aint)header;
+    if (u == team->myid) {
+      r->path = DART__PATH_SELF;
+      r->base = seg->mybase + header;
+    } else if (team->node_rank[u] >= 0 && dart__base__config.shm &&
+               kind != DART__SEG_REGISTER) {
+      MPI_Aint size;
+      int disp_unit;
+      char *base;
+      if (MPI_Win_shared_query(seg->shm_win, team->node_rank[u], &size,
+                               &disp_unit, &base) != MPI_SUCCESS) {
+        DART_LOG_ERROR_IN(func, "MPI_Win_shared_query failed");
+        goto fail;
+      }
+      r->path = DART__PATH_SHM;
+      r->base = base + header;
+    } else {
+      r->path = DART__PATH_MPI;
+      seg->remote = true;
+    }
+  }
+
+  uint32_t slot;
+  ret = DART_ERR_NOMEM;
+  if (kind == DART__SEG_POOL) {
+    seg->id = DART_SEGMENT_LOCAL;
+    team->segs.pool = seg;
+  } else {
+    dart__slots_t *slots =
+        kind == DART__SEG_ALLOC ? &team->segs.alloc : &team->segs.reg;
+    if (dart__base__slots_insert(slots, seg, &slot) != 0) {
+      DART_LOG_ERROR_IN(func, "team %d has no free segment id", team->id);
+      goto fail;
+    }
+    seg->id = kind == DART__SEG_ALLOC ? (int16_t)(slot + 1)
+                                      : (int16_t)(-(int32_t)slot - 1);
+  }
+  free(parts);
+  *out = seg;
+  return DART_OK;
+
+fail:
+  free(parts);
+  seg_release(seg);
+  return ret;
+}
+
+dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
+{
+  dart__team_t *team = seg->team;
+  dart_ret_t ret = DART_OK;
+  /* our own operations on the window are complete, and nobody else's */
+  if (team->win != MPI_WIN_NULL && MPI_Win_flush_all(team->win) != MPI_SUCCESS)
+    ret = DART_ERR_OTHER;
+  if (MPI_Barrier(team->comm) != MPI_SUCCESS) ret = DART_ERR_OTHER;
+  if (seg->kind == DART__SEG_ALLOC)
+    dart__base__slots_remove(&team->segs.alloc, (uint32_t)seg->id - 1);
+  else if (seg->kind == DART__SEG_REGISTER)
+    dart__base__slots_remove(&team->segs.reg, (uint32_t)(-(int32_t)seg->id) - 1);
+  else
+    team->segs.pool = NULL;
+  seg_release(seg);
+  if (ret != DART_OK) DART_LOG_ERROR("MPI failed while freeing a segment");
+  return ret;
+}
+
+/* ---- public ---- */
+
+/* bytes of nelem elements of a contiguous type, or a logged error */
+static dart_ret_t alloc_bytes(const char *func, size_t nelem,
+                              dart_datatype_t dtype, size_t *bytes)
+{
+  const dart__dtype_t *t = dart__globmem__dtype(dtype);
+  if (t == NULL || !t->contiguous) {
+    DART_LOG_ERROR_IN(func, "datatype %ld is not a known contiguous type",
+                      (long)dtype);
+    return DART_ERR_INVAL;
+  }
+  if (nelem > (SIZE_MAX - DART__POOL_HEADER - SEG_ALIGN) / t->elem_size) {
+    DART_LOG_ERROR_IN(func, "%zu elements of %zu bytes overflow", nelem,
+                      t->elem_size);
+    return DART_ERR_INVAL;
+  }
+  *bytes = nelem * t->elem_size;
+  return DART_OK;
+}
+
+static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
+                             dart__seg_kind_t kind, size_t nelem,
+                             dart_datatype_t dtype, void *addr, bool symmetric,
+                             dart_gptr_t *gptr)
+{
+  DART__CHECK_INIT();
+  dart__team_t *team = dart__team__lookup(func, teamid);
+  if (team == NULL) return DART_ERR_INVAL;
+  size_t bytes;
+  dart_ret_t ret = alloc_bytes(func, nelem, dtype, &bytes);
+  if (ret != DART_OK) return ret;
+  if (gptr == NULL || (kind == DART__SEG_REGISTER && addr == NULL && bytes)) {
+    DART_LOG_ERROR_IN(func, "gptr %p or addr %p is NULL", (void *)gptr, addr);
+    return DART_ERR_INVAL;
+  }
+  if (symmetric) {
+    /* every unit must register as much as the others: all learn the same */
+    uint64_t range[2] = {bytes, ~(uint64_t)bytes}, out[2];
+    DART__MPI_CHECK(MPI_Allreduce(range, out, 2, MPI_UINT64_T, MPI_MAX,
+                                  team->comm));
+    if (out[0] != (uint64_t)~out[1]) {
+      DART_LOG_ERROR_IN(func,
+                        "units registered different sizes (%zu bytes here)",
+                        bytes);
+      return DART_ERR_INVAL;
+    }
+  }
+  dart__segment_t *seg;
+  ret = dart__globmem__seg_create(func, team, kind, bytes, addr, &seg);
+  if (ret != DART_OK) return ret;
+  dart_gptr_t g = DART_GPTR_NULL;
+  g.unitid = 0;
+  g.segid = seg->id;
+  g.teamid = teamid;
+  g.addr_or_offs.offset = 0;
+  *gptr = g;
+  return DART_OK;
+}
+
+dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
+                                      dart_datatype_t dtype, dart_gptr_t *gptr)
+{
+  return team_alloc(__func__, teamid, DART__SEG_ALLOC, nelem, dtype, NULL,
+                    false, gptr);
+}
+
+dart_ret_t dart_team_memregister_aligned(dart_team_t teamid, size_t nelem,
+                                         dart_datatype_t dtype, void *addr,
+                                         dart_gptr_t *gptr)
+{
+  return team_alloc(__func__, teamid, DART__SEG_REGISTER, nelem, dtype, addr,
+                    true, gptr);
+}
+
+dart_ret_t dart_team_memregister(dart_team_t teamid, size_t nlelem,
+                                 dart_datatype_t dtype, void *addr,
+                                 dart_gptr_t *gptr)
+{
+  return team_alloc(__func__, teamid, DART__SEG_REGISTER, nlelem, dtype, addr,
+                    false, gptr);
+}
+
+static dart_ret_t team_free(const char *func, dart_gptr_t gptr,
+                            dart__seg_kind_t kind)
+{
+  DART__CHECK_INIT();
+  dart__target_t target;
+  dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
+  if (ret != DART_OK) return ret;
+  if (target.seg->kind != kind) {
+    DART_LOG_ERROR_IN(func, "segment %d was not made by %s", gptr.segid,
+                      kind == DART__SEG_ALLOC ? "dart_team_memalloc_aligned"
+                                              : "dart_team_memregister");
+    return DART_ERR_INVAL;
+  }
+  if (gptr.addr_or_offs.offset != 0) {
+    DART_LOG_ERROR_IN(func,
+                      "gptr offset %llu is not the start of the allocation",
+                      (unsigned long long)gptr.addr_or_offs.offset);
+    return DART_ERR_INVAL;
+  }
+  return dart__globmem__seg_destroy(target.seg);
+}
+
+dart_ret_t dart_team_memfree(dart_gptr_t gptr)
+{
+  return team_free(__func__, gptr, DART__SEG_ALLOC);
+}
+
+dart_ret_t dart_team_memderegister(dart_gptr_t gptr)
+{
+  return team_free(__func__, gptr, DART__SEG_REGISTER);
+}

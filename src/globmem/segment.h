@@ -1,0 +1,67 @@
+/*
+ * Segments: one per allocation (collective, registered, or the local pool),
+ * found in O(1) through the owning team's segment table, with one route per
+ * team unit decided when the segment was created.
+ */
+#ifndef DART__GLOBMEM__SEGMENT_H_
+#define DART__GLOBMEM__SEGMENT_H_
+
+#include <dart/dart_globmem.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/ralloc.h"
+#include "base/slots.h"
+
+struct dart__team;
+
+/* How a unit's part is reached (dart_path_t values). */
+enum { DART__PATH_SELF = 0, DART__PATH_SHM = 1, DART__PATH_MPI = 2 };
+
+typedef struct {
+  char *base;    /* load/store address (SELF, SHM) */
+  MPI_Aint disp; /* displacement in the team's dynamic window (MPI) */
+  size_t size;   /* bytes of the unit's part */
+  int path;
+} dart__route_t;
+
+typedef enum {
+  DART__SEG_ALLOC,    /* dart_team_memalloc_aligned, segid > 0 */
+  DART__SEG_REGISTER, /* dart_team_memregister*, segid < 0 */
+  DART__SEG_POOL      /* dart_memalloc's pool, segid 0 of DART_TEAM_ALL */
+} dart__seg_kind_t;
+
+typedef struct dart__segment {
+  int16_t id;
+  dart__seg_kind_t kind;
+  struct dart__team *team;
+  dart__route_t *routes; /* one per team unit */
+  MPI_Win shm_win;       /* the node's shared window, or MPI_WIN_NULL */
+  char *mybase;
+  size_t mysize;
+  bool remote;   /* some unit is reached through MPI */
+  bool attached; /* mybase is attached to the team's dynamic window */
+} dart__segment_t;
+
+/* Per team: positive ids, negative ids, and segment 0. */
+typedef struct {
+  dart__slots_t alloc; /* segid = slot + 1 */
+  dart__slots_t reg;   /* segid = -(slot + 1) */
+  dart__segment_t *pool;
+} dart__segtab_t;
+
+static inline dart__segment_t *dart__globmem__segtab_get(
+    const dart__segtab_t *tab, int16_t segid)
+{
+  if (segid > 0) return dart__base__slots_get(&tab->alloc, (uint32_t)segid - 1);
+  if (segid < 0)
+    return dart__base__slots_get(&tab->reg, (uint32_t)(-(int32_t)segid) - 1);
+  return tab->pool;
+}
+
+void dart__globmem__segtab_init(dart__segtab_t *tab);
+/* Frees every segment still in the table (collective over the team). */
+void dart__globmem__segtab_fini(struct dart__team *team);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * Handles come from per-thread free lists refilled in slabs, so that taking
+ * one needs neither malloc nor a lock; slabs are kept until dart_exit.
+ */
+#include <stdlib.h>
+#include <threads.h>
+
+#include "onesided/onesided.h"
+
+#define HANDLE_LIVE 0x68616e64u
+#define HANDLE_FREE 0x66726565u
+#define SLAB_HANDLES 64
+
+typedef struct slab {
+  struct slab *next;
+  struct dart_handle_struct handles[SLAB_HANDLES];
+} slab_t;
+
+static _Thread_local dart_handle_t free_list;
+static slab_t *slabs;
+static mtx_t slabs_lock;
+static once_flag slabs_once = ONCE_FLAG_INIT;
+
+static void slabs_lock_init(void) { mtx_init(&slabs_lock, mtx_plain); }
+
+static int refill(void)
+{
+  slab_t *slab = calloc(1, sizeof *slab);
+  if (slab == NULL) return -1;
+  call_once(&slabs_once, slabs_lock_init);
+  mtx_lock(&slabs_lock);
+  slab->next = slabs;
+  slabs = slab;
+  mtx_unlock(&slabs_lock);
+  for (int i = 0; i < SLAB_HANDLES; i++) {
+    slab->handles[i].state = HANDLE_FREE;
+    slab->handles[i].next_free = free_list;
+    free_list = &slab->handles[i];
+  }
+  return 0;
+}
+
+dart_handle_t dart__onesided__handle_new(int nreq)
+{
+  if (free_list == NULL && refill() != 0) return NULL;
+  dart_handle_t h = free_list;
+  h->reqs = h->inline_reqs;
+  if (nreq > DART__HANDLE_INLINE_REQS) {
+    h->reqs = malloc((size_t)nreq * sizeof *h->reqs);
+    if (h->reqs == NULL) return NULL;
+  }
+  free_list = h->next_free;
+  h->state = HANDLE_LIVE;
+  h->nreq = nreq;
+  for (int i = 0; i < nreq; i++) h->reqs[i] = MPI_REQUEST_NULL;
+  return h;
+}
+
+void dart__onesided__handle_release(dart_handle_t h)
+{
+  if (h->reqs != h->inline_reqs) free(h->reqs);
+  h->reqs = NULL;
+  h->state = HANDLE_FREE;
+  h->next_free = free_list;
+  free_list = h;
+}
+
+bool dart__onesided__handle_live(dart_handle_t h)
+{
+  return h->state == HANDLE_LIVE;
+}
+
+void dart__onesided__fini(void)
+{
+  call_once(&slabs_once, slabs_lock_init);
+  mtx_lock(&slabs_lock);
+  while (slabs) {
+    slab_t *next = slabs->next;
+    for (int i = 0; i < SLAB_HANDLES; i++) {
+      dart_handle_t h = &slabs->handles[i];
+      if (h->state == HANDLE_LIVE && h->reqs != h->inline_reqs) free(h->reqs);
+    }
+    free(slabs);
+    slabs = next;
+  }
+  mtx_unlock(&slabs_lock);
+  free_list = NULL;
+}

@@ -1,0 +1,363 @@
+/*
+ * Public one-sided functions: validate, look up the route, dispatch to the
+ * route's path. No transport code here.
+ */
+#include <dart/dart_communication.h>
+#include <dart/dart_ext.h>
+#include <stdatomic.h>
+
+#include "onesided/onesided.h"
+#include "team/runtime.h"
+
+static const dart__path_ops_t *const paths[] = {
+    [DART__PATH_SELF] = &dart__path_self,
+    [DART__PATH_SHM] = &dart__path_shm,
+    [DART__PATH_MPI] = &dart__path_mpi,
+};
+
+/* Operations per path; statistics, so relaxed and without a locked RMW. */
+static _Atomic uint64_t path_ops[DART_PATH_COUNT];
+
+static inline void count_op(int path)
+{
+  atomic_store_explicit(
+      &path_ops[path],
+      atomic_load_explicit(&path_ops[path], memory_order_relaxed) + 1,
+      memory_order_relaxed);
+}
+
+/* Validates a transfer and resolves its target. */
+static inline dart_ret_t prepare(const char *func, dart_gptr_t gptr,
+                                 void *local, size_t nelem,
+                                 dart_datatype_t local_type,
+                                 dart_datatype_t remote_type, bool is_put,
+                                 dart__target_t *target, dart__xfer_t *x)
+{
+  if (__builtin_expect(!dart__rt.initialized, 0)) {
+    DART_LOG_ERROR_IN(func, "DART is not initialised");
+    return DART_ERR_NOTINIT;
+  }
+  dart_ret_t ret =
+      is_put ? dart__globmem__dtype_pair(func, local_type, remote_type, nelem,
+                                         &x->local_t, &x->remote_t)
+             : dart__globmem__dtype_pair(func, remote_type, local_type, nelem,
+                                         &x->remote_t, &x->local_t);
+  if (__builtin_expect(ret != DART_OK, 0)) return ret;
+  if (__builtin_expect(local == NULL && nelem > 0, 0)) {
+    DART_LOG_ERROR_IN(func, "the local buffer is NULL for %zu elements",
+                      nelem);
+    return DART_ERR_INVAL;
+  }
+  size_t span = dart__globmem__dtype_span(x->remote_t, nelem) *
+                x->remote_t->elem_size;
+  ret = dart__globmem__resolve(func, gptr, span, target);
+  if (__builtin_expect(ret != DART_OK, 0)) return ret;
+  x->target = target;
+  x->local = local;
+  x->nelem = nelem;
+  return DART_OK;
+}
+
+static inline dart_ret_t transfer(const char *func, dart_gptr_t gptr,
+                                  void *local, size_t nelem,
+                                  dart_datatype_t local_type,
+                                  dart_datatype_t remote_type, bool is_put,
+                                  dart__mode_t mode, dart_handle_t *handle)
+{
+  dart__target_t target;
+  dart__xfer_t x;
+  if (mode == DART__MODE_HANDLE) {
+    if (__builtin_expect(handle == NULL, 0)) {
+      DART_LOG_ERROR_IN(func, "handle is NULL");
+      return DART_ERR_INVAL;
+    }
+    *handle = DART_HANDLE_NULL;
+  }
+  dart_ret_t ret = prepare(func, gptr, local, nelem, local_type, remote_type,
+                           is_put, &target, &x);
+  if (ret != DART_OK || nelem == 0) return ret;
+  int path = target.route->path;
+  count_op(path);
+  return is_put ? paths[path]->put(&x, mode, handle)
+                : paths[path]->get(&x, mode, handle);
+}
+
+dart_ret_t dart_put(dart_gptr_t gptr, const void *src, size_t nelem,
+                    dart_datatype_t src_type, dart_datatype_t dst_type)
+{
+  return transfer(__func__, gptr, (void *)src, nelem, src_type, dst_type, true,
+                  DART__MODE_NB, NULL);
+}
+
+dart_ret_t dart_get(void *dest, dart_gptr_t gptr, size_t nelem,
+                    dart_datatype_t src_type, dart_datatype_t dst_type)
+{
+  return transfer(__func__, gptr, dest, nelem, dst_type, src_type, false,
+                  DART__MODE_NB, NULL);
+}
+
+dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void *src, size_t nelem,
+                             dart_datatype_t src_type, dart_datatype_t dst_type)
+{
+  return transfer(__func__, gptr, (void *)src, nelem, src_type, dst_type, true,
+                  DART__MODE_BLOCKING, NULL);
+}
+
+dart_ret_t dart_get_blocking(void *dest, dart_gptr_t gptr, size_t nelem,
+                             dart_datatype_t src_type, dart_datatype_t dst_type)
+{
+  return transfer(__func__, gptr, dest, nelem, dst_type, src_type, false,
+                  DART__MODE_BLOCKING, NULL);
+}
+
+dart_ret_t dart_put_handle(dart_gptr_t gptr, const void *src, size_t nelem,
+                           dart_datatype_t src_type, dart_datatype_t dst_type,
+                           dart_handle_t *handle)
+{
+  return transfer(__func__, gptr, (void *)src, nelem, src_type, dst_type, true,
+                  DART__MODE_HANDLE, handle);
+}
+
+dart_ret_t dart_get_handle(void *dest, dart_gptr_t gptr, size_t nelem,
+                           dart_datatype_t src_type, dart_datatype_t dst_type,
+                           dart_handle_t *handle)
+{
+  return transfer(__func__, gptr, dest, nelem, dst_type, src_type, false,
+                  DART__MODE_HANDLE, handle);
+}
+
+/* ---- flush ---- */
+
+static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
+                        bool local)
+{
+  if (!dart__rt.initialized) {
+    DART_LOG_ERROR_IN(func, "DART is not initialised");
+    return DART_ERR_NOTINIT;
+  }
+  dart__target_t target;
+  dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
+  if (ret != DART_OK) return ret;
+  atomic_thread_fence(memory_order_seq_cst);
+  dart__team_t *team = target.team;
+  if (!all) {
+    const dart__path_ops_t *path = paths[target.route->path];
+    return local ? path->flush_local(team, target.unit)
+                 : path->flush(team, target.unit);
+  }
+  if (team->win == MPI_WIN_NULL) return DART_OK;
+  DART__MPI_CHECK(local ? MPI_Win_flush_local_all(team->win)
+                        : MPI_Win_flush_all(team->win));
+  return DART_OK;
+}
+
+dart_ret_t dart_flush(dart_gptr_t gptr)
+{
+  return flush(__func__, gptr, false, false);
+}
+
+dart_ret_t dart_flush_all(dart_gptr_t gptr)
+{
+  return flush(__func__, gptr, true, false);
+}
+
+dart_ret_t dart_flush_local(dart_gptr_t gptr)
+{
+  return flush(__func__, gptr, false, true);
+}
+
+dart_ret_t dart_flush_local_all(dart_gptr_t gptr)
+{
+  return flush(__func__, gptr, true, true);
+}
+
+/* ---- handles ---- */
+
+static dart_ret_t check_handle(const char *func, dart_handle_t h)
+{
+  if (!dart__rt.initialized) {
+    DART_LOG_ERROR_IN(func, "DART is not initialised");
+    return DART_ERR_NOTINIT;
+  }
+  if (h != DART_HANDLE_NULL && !dart__onesided__handle_live(h)) {
+    DART_LOG_ERROR_IN(func, "handle %p has been freed", (void *)h);
+    return DART_ERR_INVAL;
+  }
+  return DART_OK;
+}
+
+/* Completes a live handle (remote completion unless local) and frees it. */
+static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
+{
+  dart_handle_t h = *handle;
+  if (MPI_Waitall(h->nreq, h->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Waitall failed");
+    return DART_ERR_OTHER;
+  }
+  if (h->is_put && !local && MPI_Win_flush(h->unit, h->win) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Win_flush failed");
+    return DART_ERR_OTHER;
+  }
+  dart__onesided__handle_release(h);
+  *handle = DART_HANDLE_NULL;
+  return DART_OK;
+}
+
+static dart_ret_t wait_one(const char *func, dart_handle_t *handle, bool local)
+{
+  if (handle == NULL) {
+    DART_LOG_ERROR_IN(func, "handle is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart_ret_t ret = check_handle(func, *handle);
+  if (ret != DART_OK || *handle == DART_HANDLE_NULL) return ret;
+  return complete(func, handle, local);
+}
+
+static dart_ret_t wait_all(const char *func, dart_handle_t handles[], size_t n,
+                           bool local)
+{
+  if (handles == NULL && n > 0) {
+    DART_LOG_ERROR_IN(func, "handles is NULL for %zu handles", n);
+    return DART_ERR_INVAL;
+  }
+  /* all checked before any is touched: nothing half-done on bad input */
+  for (size_t i = 0; i < n; i++) {
+    dart_ret_t ret = check_handle(func, handles[i]);
+    if (ret != DART_OK) return ret;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (handles[i] == DART_HANDLE_NULL) continue;
+    dart_ret_t ret = complete(func, &handles[i], local);
+    if (ret != DART_OK) return ret;
+  }
+  return DART_OK;
+}
+
+/* Whether the requests of a live handle have completed. */
+static dart_ret_t test_one(const char *func, dart_handle_t *handle,
+                           int32_t *done)
+{
+  int flag = 1;
+  if (*handle != DART_HANDLE_NULL &&
+      MPI_Testall((*handle)->nreq, (*handle)->reqs, &flag,
+                  MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Testall failed");
+    return DART_ERR_OTHER;
+  }
+  *done = flag != 0;
+  return DART_OK;
+}
+
+static dart_ret_t test_all(const char *func, dart_handle_t handles[], size_t n,
+                           bool local, int32_t *result)
+{
+  if ((handles == NULL && n > 0) || result == NULL) {
+    DART_LOG_ERROR_IN(func, "handles %p or result %p is NULL",
+                      (void *)handles, (void *)result);
+    return DART_ERR_INVAL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    dart_ret_t ret = check_handle(func, handles[i]);
+    if (ret != DART_OK) return ret;
+  }
+  int32_t all_done = 1;
+  for (size_t i = 0; i < n && all_done; i++) {
+    dart_ret_t ret = test_one(func, &handles[i], &all_done);
+    if (ret != DART_OK) return ret;
+  }
+  /* requests that completed are null now: completing them cannot block
+   * beyond the flush of a put */
+  if (all_done) {
+    dart_ret_t ret = wait_all(func, handles, n, local);
+    if (ret != DART_OK) return ret;
+  }
+  *result = all_done;
+  return DART_OK;
+}
+
+dart_ret_t dart_wait(dart_handle_t *handle)
+{
+  return wait_one(__func__, handle, false);
+}
+
+dart_ret_t dart_wait_local(dart_handle_t *handle)
+{
+  return wait_one(__func__, handle, true);
+}
+
+dart_ret_t dart_waitall(dart_handle_t handles[], size_t n)
+{
+  return wait_all(__func__, handles, n, false);
+}
+
+dart_ret_t dart_waitall_local(dart_handle_t handles[], size_t n)
+{
+  return wait_all(__func__, handles, n, true);
+}
+
+dart_ret_t dart_test(dart_handle_t *handleptr, int32_t *is_finished)
+{
+  if (handleptr == NULL) {
+    DART_LOG_ERROR("handleptr is NULL");
+    return DART_ERR_INVAL;
+  }
+  return test_all(__func__, handleptr, 1, false, is_finished);
+}
+
+dart_ret_t dart_test_local(dart_handle_t *handle, int32_t *result)
+{
+  if (handle == NULL) {
+    DART_LOG_ERROR("handle is NULL");
+    return DART_ERR_INVAL;
+  }
+  return test_all(__func__, handle, 1, true, result);
+}
+
+dart_ret_t dart_testall(dart_handle_t handles[], size_t n,
+                        int32_t *is_finished)
+{
+  return test_all(__func__, handles, n, false, is_finished);
+}
+
+dart_ret_t dart_testall_local(dart_handle_t handles[], size_t n,
+                              int32_t *result)
+{
+  return test_all(__func__, handles, n, true, result);
+}
+
+dart_ret_t dart_handle_free(dart_handle_t *handle)
+{
+  if (handle == NULL) {
+    DART_LOG_ERROR("handle is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart_ret_t ret = check_handle(__func__, *handle);
+  if (ret != DART_OK || *handle == DART_HANDLE_NULL) return ret;
+  dart_handle_t h = *handle;
+  /* the operations still complete; a flush makes them visible */
+  for (int i = 0; i < h->nreq; i++)
+    if (h->reqs[i] != MPI_REQUEST_NULL) MPI_Request_free(&h->reqs[i]);
+  dart__onesided__handle_release(h);
+  *handle = DART_HANDLE_NULL;
+  return DART_OK;
+}
+
+/* ---- path statistics (dart_ext.h) ---- */
+
+dart_ret_t dart_path_count(dart_path_t path, uint64_t *count)
+{
+  DART__CHECK_INIT();
+  if ((int)path < 0 || path >= DART_PATH_COUNT || count == NULL) {
+    DART_LOG_ERROR("path %d is unknown or count is NULL", (int)path);
+    return DART_ERR_INVAL;
+  }
+  *count = atomic_load_explicit(&path_ops[path], memory_order_relaxed);
+  return DART_OK;
+}
+
+const char *dart_path_name(dart_path_t path)
+{
+  if ((int)path < 0 || path >= DART_PATH_COUNT) return NULL;
+  return paths[path]->name;
+}

@@ -1,0 +1,65 @@
+/* One-sided transfers: the paths' operation table and handles. */
+#ifndef DART__ONESIDED__ONESIDED_H_
+#define DART__ONESIDED__ONESIDED_H_
+
+#include <dart/dart_communication.h>
+
+#include "globmem/datatype.h"
+#include "globmem/globmem.h"
+
+typedef enum {
+  DART__MODE_NB,       /* started; completed by a flush */
+  DART__MODE_BLOCKING, /* complete on return */
+  DART__MODE_HANDLE    /* completed through the returned handle */
+} dart__mode_t;
+
+/* One transfer between local memory and the target of a gptr. */
+typedef struct {
+  const dart__target_t *target;
+  void *local;                 /* source of a put, destination of a get */
+  const dart__dtype_t *local_t;
+  const dart__dtype_t *remote_t;
+  size_t nelem;
+} dart__xfer_t;
+
+/* A path: how one route class moves data (one file per path). */
+typedef struct {
+  const char *name;
+  dart_ret_t (*put)(const dart__xfer_t *x, dart__mode_t mode,
+                    dart_handle_t *handle);
+  dart_ret_t (*get)(const dart__xfer_t *x, dart__mode_t mode,
+                    dart_handle_t *handle);
+  /* completion of everything sent to unit of team: remote, local */
+  dart_ret_t (*flush)(dart__team_t *team, int unit);
+  dart_ret_t (*flush_local)(dart__team_t *team, int unit);
+} dart__path_ops_t;
+
+extern const dart__path_ops_t dart__path_self;
+extern const dart__path_ops_t dart__path_shm;
+extern const dart__path_ops_t dart__path_mpi;
+
+/* ---- handles of the MPI path ---- */
+
+#define DART__HANDLE_INLINE_REQS 4
+
+struct dart_handle_struct {
+  uint32_t state; /* HANDLE_LIVE while in use */
+  bool is_put;
+  MPI_Win win;
+  int unit;
+  int nreq;
+  MPI_Request *reqs;
+  MPI_Request inline_reqs[DART__HANDLE_INLINE_REQS];
+  struct dart_handle_struct *next_free;
+};
+
+/* A handle with room for nreq requests; NULL when out of memory. */
+dart_handle_t dart__onesided__handle_new(int nreq);
+void dart__onesided__handle_release(dart_handle_t handle);
+/* False for a handle that was freed (a stale copy). */
+bool dart__onesided__handle_live(dart_handle_t handle);
+
+/* Frees what the handles took (at dart_exit). */
+void dart__onesided__fini(void);
+
+#endif

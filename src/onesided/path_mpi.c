@@ -1,0 +1,122 @@
+/*
+ * The MPI path: RMA on the team's dynamic window (units on other nodes, and
+ * memory node peers cannot load/store). Transfers are cut into pieces of at
+ * most 1 GiB, so counts fit MPI's int at any size.
+ */
+#include <limits.h>
+
+#include "onesided/onesided.h"
+#include "team/runtime.h"
+
+#define PIECE_BYTES ((size_t)1 << 30)
+
+static size_t gcd(size_t a, size_t b)
+{
+  while (b) {
+    size_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+/* Bytes from the start of a layout to its element n (n a multiple of the
+ * type's elements per instance). */
+static size_t layout_offset(const dart__dtype_t *t, size_t n)
+{
+  return (t->contiguous ? n : n / t->num_elem * t->extent) * t->elem_size;
+}
+
+static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
+                           dart__mode_t mode, dart_handle_t *handle)
+{
+  const dart__target_t *t = x->target;
+  dart__team_t *team = t->team;
+  const dart__dtype_t *lt = x->local_t, *rt = x->remote_t;
+  /* elements per piece: whole instances on both sides, about 1 GiB */
+  size_t unit_elems = lt->num_elem / gcd(lt->num_elem, rt->num_elem) *
+                      rt->num_elem;
+  size_t per = PIECE_BYTES / lt->elem_size / unit_elems * unit_elems;
+  if (per == 0) per = unit_elems;
+  size_t npieces = (x->nelem + per - 1) / per;
+  if (npieces > INT_MAX) {
+    DART_LOG_ERROR("a transfer of %zu elements is too large", x->nelem);
+    return DART_ERR_INVAL;
+  }
+  dart_handle_t h = NULL;
+  if (mode == DART__MODE_HANDLE) {
+    h = dart__onesided__handle_new((int)npieces);
+    if (h == NULL) return DART_ERR_NOMEM;
+    h->is_put = is_put;
+    h->win = team->win;
+    h->unit = t->unit;
+  }
+  MPI_Aint disp = t->route->disp + (MPI_Aint)t->offset;
+  for (size_t i = 0; i < npieces; i++) {
+    size_t first = i * per;
+    size_t n = x->nelem - first < per ? x->nelem - first : per;
+    int lcount, rcount;
+    MPI_Datatype ltype = dart__globmem__dtype_mpi(lt, n, &lcount);
+    MPI_Datatype rtype = dart__globmem__dtype_mpi(rt, n, &rcount);
+    char *local = (char *)x->local + layout_offset(lt, first);
+    MPI_Aint at = disp + (MPI_Aint)layout_offset(rt, first);
+    int ret;
+    if (h) {
+      ret = is_put ? MPI_Rput(local, lcount, ltype, t->unit, at, rcount, rtype,
+                              team->win, &h->reqs[i])
+                   : MPI_Rget(local, lcount, ltype, t->unit, at, rcount, rtype,
+                              team->win, &h->reqs[i]);
+    } else {
+      ret = is_put ? MPI_Put(local, lcount, ltype, t->unit, at, rcount, rtype,
+                             team->win)
+                   : MPI_Get(local, lcount, ltype, t->unit, at, rcount, rtype,
+                             team->win);
+    }
+    if (ret != MPI_SUCCESS) {
+      DART_LOG_ERROR("MPI_%s to unit %d of team %d failed",
+                     is_put ? "Put" : "Get", t->unit, team->id);
+      if (h) {
+        /* what was started must still finish before the handle goes */
+        h->nreq = (int)i;
+        MPI_Waitall(h->nreq, h->reqs, MPI_STATUSES_IGNORE);
+        dart__onesided__handle_release(h);
+      }
+      return DART_ERR_OTHER;
+    }
+  }
+  team->win_dirty = true;
+  if (mode == DART__MODE_BLOCKING) {
+    DART__MPI_CHECK(is_put ? MPI_Win_flush(t->unit, team->win)
+                           : MPI_Win_flush_local(t->unit, team->win));
+  } else if (h) {
+    *handle = h;
+  }
+  return DART_OK;
+}
+
+static dart_ret_t mpi_put(const dart__xfer_t *x, dart__mode_t mode,
+                          dart_handle_t *handle)
+{
+  return mpi_xfer(x, true, mode, handle);
+}
+
+static dart_ret_t mpi_get(const dart__xfer_t *x, dart__mode_t mode,
+                          dart_handle_t *handle)
+{
+  return mpi_xfer(x, false, mode, handle);
+}
+
+static dart_ret_t mpi_flush(dart__team_t *team, int unit)
+{
+  DART__MPI_CHECK(MPI_Win_flush(unit, team->win));
+  return DART_OK;
+}
+
+static dart_ret_t mpi_flush_local(dart__team_t *team, int unit)
+{
+  DART__MPI_CHECK(MPI_Win_flush_local(unit, team->win));
+  return DART_OK;
+}
+
+const dart__path_ops_t dart__path_mpi = {"mpi", mpi_put, mpi_get, mpi_flush,
+                                         mpi_flush_local};

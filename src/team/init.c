@@ -1,0 +1,156 @@
+#include <dart/dart_config.h>
+#include <dart/dart.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/env.h"
+#include "globmem/datatype.h"
+#include "globmem/globmem.h"
+#include "globmem/op.h"
+#include "onesided/onesided.h"
+#include "team/runtime.h"
+#include "team/team.h"
+
+dart__runtime_t dart__rt;
+static dart_config_t client_config;
+
+void dart_config(dart_config_t **config_out)
+{
+  if (config_out == NULL) return;
+  client_config.log_enabled = dart__base__log_level > DART__LOG_ERROR;
+  *config_out = &client_config;
+}
+
+bool dart_initialized(void) { return dart__rt.initialized; }
+
+void dart_abort(int errorcode)
+{
+  dart__base__log(DART__LOG_ERROR, __func__, "unit %d aborts the job with %d",
+                  dart__rt.myid, errorcode);
+  int mpi_up = 0;
+  MPI_Initialized(&mpi_up);
+  if (mpi_up) MPI_Abort(MPI_COMM_WORLD, errorcode);
+  exit(errorcode);
+}
+
+/*
+ * Open MPI on Debian: the default one-sided component (osc/rdma) crashes in
+ * MPI_Compare_and_swap and cannot create dynamic windows on one process.
+ * Unless the user chose components, use ucx (dynamic windows) and sm
+ * (shared windows). Must happen before MPI_Init.
+ */
+static void choose_mpi_components(void)
+{
+#ifdef OPEN_MPI
+  if (getenv("OMPI_MCA_osc") == NULL) setenv("OMPI_MCA_osc", "ucx,sm", 0);
+#endif
+}
+
+static void print_info(void)
+{
+  printf("libdart %s: %d units on %d node(s)%s\n", DART_VERSION_STR,
+         dart__rt.size, dart__rt.num_nodes,
+         dart__base__config.units_per_node ? " (emulated)" : "");
+  dart__base__env_print(stdout);
+  printf("paths: own memory self (memcpy); node peers %s; other nodes mpi "
+         "(MPI RMA on dynamic windows",
+         dart__base__config.shm ? "shm (memcpy through shared windows)"
+                                : "mpi (DART_SHM=0)");
+#ifdef OPEN_MPI
+  const char *osc = getenv("OMPI_MCA_osc");
+  printf(", Open MPI osc=%s", osc ? osc : "default");
+#endif
+  printf(")\nthread support: %s\n", dart__rt.thread_level == DART_THREAD_MULTIPLE
+                                        ? "multiple" : "single");
+  fflush(stdout);
+}
+
+static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
+{
+  if (dart__rt.initialized) {
+    DART_LOG_ERROR_IN("dart_init", "DART is already initialised");
+    return DART_ERR_OTHER;
+  }
+  if (dart__base__env_parse() != 0) return DART_ERR_INVAL;
+  int mpi_up = 0, mpi_down = 0;
+  MPI_Initialized(&mpi_up);
+  MPI_Finalized(&mpi_down);
+  if (mpi_down) {
+    DART_LOG_ERROR_IN("dart_init", "MPI has already been finalised");
+    return DART_ERR_OTHER;
+  }
+  if (mpi_up) {
+    MPI_Query_thread(provided);
+  } else {
+    choose_mpi_components();
+    if (MPI_Init_thread(argc, argv, mpi_level, provided) != MPI_SUCCESS) {
+      DART_LOG_ERROR_IN("dart_init", "MPI_Init_thread failed");
+      return DART_ERR_OTHER;
+    }
+    dart__rt.mpi_owned = true;
+  }
+  dart_ret_t ret = DART_ERR_OTHER;
+  if (MPI_Comm_dup(MPI_COMM_WORLD, &dart__rt.comm) != MPI_SUCCESS) goto fail;
+  MPI_Comm_set_errhandler(dart__rt.comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(dart__rt.comm, &dart__rt.myid);
+  MPI_Comm_size(dart__rt.comm, &dart__rt.size);
+  dart__base__log_set_unit(dart__rt.myid);
+  dart__rt.thread_level = *provided == MPI_THREAD_MULTIPLE
+                              ? DART_THREAD_MULTIPLE : DART_THREAD_SINGLE;
+  if ((ret = dart__globmem__dtype_init()) != DART_OK) goto fail_comm;
+  if ((ret = dart__globmem__op_init()) != DART_OK) goto fail_dtype;
+  if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
+  dart__rt.initialized = true;
+  if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_teams;
+  if (dart__base__config.info && dart__rt.myid == 0) print_info();
+  return DART_OK;
+
+fail_teams:
+  dart__rt.initialized = false;
+  dart__team__fini_all();
+fail_op:
+  dart__globmem__op_fini();
+fail_dtype:
+  dart__globmem__dtype_fini();
+fail_comm:
+  MPI_Comm_free(&dart__rt.comm);
+fail:
+  if (dart__rt.mpi_owned) MPI_Finalize();
+  dart__rt.mpi_owned = false;
+  return ret;
+}
+
+dart_ret_t dart_init(int *argc, char ***argv)
+{
+  int provided;
+  return init(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+dart_ret_t dart_init_thread(int *argc, char ***argv,
+                            dart_thread_support_level_t *thread_safety)
+{
+  if (thread_safety == NULL) {
+    DART_LOG_ERROR("thread_safety is NULL");
+    return DART_ERR_INVAL;
+  }
+  int provided;
+  int wanted = *thread_safety == DART_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                      : MPI_THREAD_SINGLE;
+  dart_ret_t ret = init(argc, argv, wanted, &provided);
+  if (ret == DART_OK) *thread_safety = dart__rt.thread_level;
+  return ret;
+}
+
+dart_ret_t dart_exit(void)
+{
+  DART__CHECK_INIT();
+  dart__onesided__fini();
+  dart__team__fini_all();
+  dart__globmem__op_fini();
+  dart__globmem__dtype_fini();
+  MPI_Comm_free(&dart__rt.comm);
+  dart__rt.initialized = false;
+  if (dart__rt.mpi_owned) MPI_Finalize();
+  dart__rt.mpi_owned = false;
+  return DART_OK;
+}

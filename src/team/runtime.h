@@ -1,0 +1,46 @@
+/* Process-wide runtime state, set up by dart_init. */
+#ifndef DART__TEAM__RUNTIME_H_
+#define DART__TEAM__RUNTIME_H_
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "base/log.h"
+
+typedef struct {
+  bool initialized;
+  bool mpi_owned;    /* we called MPI_Init, so we call MPI_Finalize */
+  int thread_level;  /* dart_thread_support_level_t provided */
+  int myid;          /* global unit id = rank in comm */
+  int size;
+  MPI_Comm comm;     /* our duplicate of MPI_COMM_WORLD */
+  int num_nodes;
+  int my_node;
+  int *node_of;      /* global unit -> node index (emulated nodes included) */
+} dart__runtime_t;
+
+extern dart__runtime_t dart__rt;
+
+/* The check every public function starts with. */
+#define DART__CHECK_INIT()                                   \
+  do {                                                       \
+    if (__builtin_expect(!dart__rt.initialized, 0)) {        \
+      DART_LOG_ERROR("DART is not initialised");             \
+      return DART_ERR_NOTINIT;                               \
+    }                                                        \
+  } while (0)
+
+/* Maps an MPI error to DART_ERR_OTHER with one log line. */
+#define DART__MPI_CHECK(call)                                          \
+  do {                                                                 \
+    int mpi_ret_ = (call);                                             \
+    if (__builtin_expect(mpi_ret_ != MPI_SUCCESS, 0)) {                \
+      char mpi_msg_[MPI_MAX_ERROR_STRING];                             \
+      int mpi_len_ = 0;                                                \
+      MPI_Error_string(mpi_ret_, mpi_msg_, &mpi_len_);                 \
+      DART_LOG_ERROR("%s failed: %s", #call, mpi_msg_);                \
+      return DART_ERR_OTHER;                                           \
+    }                                                                  \
+  } while (0)
+
+#endif
