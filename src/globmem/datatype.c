@@ -9,7 +9,7 @@
 #include "base/slots.h"
 #include "team/runtime.h"
 
-static dart__dtype_t basic[DART_TYPE_LAST];
+dart__dtype_t dart__globmem__basic_types[DART_TYPE_LAST];
 static dart__slots_t derived;
 static mtx_t derived_lock; /* type creation and destruction only */
 
@@ -21,7 +21,7 @@ typedef struct {
 static void set_basic(dart_datatype_t t, size_t size, MPI_Datatype mpi,
                       bool integral, bool floating)
 {
-  dart__dtype_t *d = &basic[t];
+  dart__dtype_t *d = &dart__globmem__basic_types[t];
   memset(d, 0, sizeof *d);
   d->kind = DART__DT_BASIC;
   d->base = t;
@@ -82,9 +82,8 @@ void dart__globmem__dtype_fini(void)
   mtx_destroy(&derived_lock);
 }
 
-const dart__dtype_t *dart__globmem__dtype(dart_datatype_t type)
+const dart__dtype_t *dart__globmem__dtype_derived(dart_datatype_t type)
 {
-  if (type > DART_TYPE_UNDEFINED && type < DART_TYPE_LAST) return &basic[type];
   if (type < DART__DTYPE_FIRST_DERIVED) return NULL;
   derived_t *d = dart__base__slots_get(
       &derived, (uint32_t)(type - DART__DTYPE_FIRST_DERIVED));
@@ -105,10 +104,11 @@ static int span_bytes(const dart__dtype_t *t, size_t nelem, size_t *bytes)
   return 0;
 }
 
-dart_ret_t dart__globmem__dtype_pair(const char *func, dart_datatype_t src,
-                                     dart_datatype_t dst, size_t nelem,
-                                     const dart__dtype_t **src_t,
-                                     const dart__dtype_t **dst_t)
+dart_ret_t dart__globmem__dtype_pair_checked(const char *func,
+                                             dart_datatype_t src,
+                                             dart_datatype_t dst, size_t nelem,
+                                             const dart__dtype_t **src_t,
+                                             const dart__dtype_t **dst_t)
 {
   const dart__dtype_t *s = dart__globmem__dtype(src);
   const dart__dtype_t *d = dart__globmem__dtype(dst);
@@ -171,16 +171,11 @@ static inline void run_advance(run_iter_t *it, size_t n)
   }
 }
 
-void dart__globmem__dtype_copy(void *dst, const dart__dtype_t *dt,
-                               const void *src, const dart__dtype_t *st,
-                               size_t nelem)
+void dart__globmem__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
+                                      const void *src,
+                                      const dart__dtype_t *st, size_t nelem)
 {
   const size_t es = st->elem_size;
-  if (nelem == 0) return;
-  if (st->contiguous && dt->contiguous) {
-    memcpy(dst, src, nelem * es);
-    return;
-  }
   run_iter_t s = {st, 0, 0, 0}, d = {dt, 0, 0, 0};
   size_t copied = 0;
   while (copied < nelem) {
@@ -254,7 +249,7 @@ static const dart__dtype_t *basic_base(const char *func,
                                        dart_datatype_t basetype)
 {
   if (basetype > DART_TYPE_UNDEFINED && basetype < DART_TYPE_LAST)
-    return &basic[basetype];
+    return &dart__globmem__basic_types[basetype];
   DART_LOG_ERROR_IN(func, "base type %ld is not a basic type", (long)basetype);
   return NULL;
 }
@@ -359,7 +354,7 @@ dart_ret_t dart_type_create_custom(size_t num_bytes, dart_datatype_t *newtype)
   }
   derived_t *d = calloc(1, sizeof *d);
   if (d == NULL) return DART_ERR_NOMEM;
-  d->type = basic[DART_TYPE_BYTE];
+  d->type = dart__globmem__basic_types[DART_TYPE_BYTE];
   d->type.kind = DART__DT_CUSTOM;
   d->type.elem_size = num_bytes;
   d->type.max_nelem = SIZE_MAX / num_bytes;

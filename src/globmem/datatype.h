@@ -15,6 +15,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef enum {
   DART__DT_BASIC,
@@ -45,8 +46,18 @@ typedef struct {
 
 #define DART__DTYPE_FIRST_DERIVED ((dart_datatype_t)1024)
 
+extern dart__dtype_t dart__globmem__basic_types[DART_TYPE_LAST];
+
+/* The derived type behind a value, or NULL. */
+const dart__dtype_t *dart__globmem__dtype_derived(dart_datatype_t type);
+
 /* The type behind a value, or NULL for an unknown or destroyed one. */
-const dart__dtype_t *dart__globmem__dtype(dart_datatype_t type);
+static inline const dart__dtype_t *dart__globmem__dtype(dart_datatype_t type)
+{
+  if (type > DART_TYPE_UNDEFINED && type < DART_TYPE_LAST)
+    return &dart__globmem__basic_types[type];
+  return dart__globmem__dtype_derived(type);
+}
 
 /* Elements spanned by nelem elements (nelem a multiple of num_elem). */
 static inline size_t dart__globmem__dtype_span(const dart__dtype_t *t,
@@ -57,20 +68,50 @@ static inline size_t dart__globmem__dtype_span(const dart__dtype_t *t,
   return (nelem / t->num_elem - 1) * t->extent + t->end;
 }
 
+dart_ret_t dart__globmem__dtype_pair_checked(const char *func,
+                                             dart_datatype_t src,
+                                             dart_datatype_t dst, size_t nelem,
+                                             const dart__dtype_t **src_t,
+                                             const dart__dtype_t **dst_t);
+
 /*
  * Validates a (source, destination) type pair for nelem elements: known
  * types, same base, nelem a multiple of both, byte counts that fit. Logs as
  * func and returns DART_ERR_INVAL otherwise.
  */
-dart_ret_t dart__globmem__dtype_pair(const char *func, dart_datatype_t src,
-                                     dart_datatype_t dst, size_t nelem,
-                                     const dart__dtype_t **src_t,
-                                     const dart__dtype_t **dst_t);
+static inline dart_ret_t dart__globmem__dtype_pair(const char *func,
+                                                   dart_datatype_t src,
+                                                   dart_datatype_t dst,
+                                                   size_t nelem,
+                                                   const dart__dtype_t **src_t,
+                                                   const dart__dtype_t **dst_t)
+{
+  /* the common case: one basic type on both sides */
+  if (src == dst && src > DART_TYPE_UNDEFINED && src < DART_TYPE_LAST &&
+      nelem <= dart__globmem__basic_types[src].max_nelem) {
+    *src_t = *dst_t = &dart__globmem__basic_types[src];
+    return DART_OK;
+  }
+  return dart__globmem__dtype_pair_checked(func, src, dst, nelem, src_t,
+                                           dst_t);
+}
+
+void dart__globmem__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
+                                      const void *src,
+                                      const dart__dtype_t *st, size_t nelem);
 
 /* Copies nelem elements from src laid out as st to dst laid out as dt. */
-void dart__globmem__dtype_copy(void *dst, const dart__dtype_t *dt,
-                               const void *src, const dart__dtype_t *st,
-                               size_t nelem);
+static inline void dart__globmem__dtype_copy(void *dst,
+                                             const dart__dtype_t *dt,
+                                             const void *src,
+                                             const dart__dtype_t *st,
+                                             size_t nelem)
+{
+  if (st->contiguous && dt->contiguous)
+    memcpy(dst, src, nelem * st->elem_size);
+  else
+    dart__globmem__dtype_copy_layout(dst, dt, src, st, nelem);
+}
 
 /* MPI type and count describing n elements of t (n a multiple of num_elem,
  * n / num_elem <= INT_MAX). */
