@@ -33,6 +33,7 @@ dart_ret_t dart_allocator_new(size_t pool_size, dart_team_t team,
                               dart_allocator_t *new_allocator)
 {
   DART__CHECK_INIT();
+  if (dart__team__lookup(__func__, team) == NULL) return DART_ERR_INVAL;
   if (new_allocator == NULL) {
     DART_LOG_ERROR("new_allocator is NULL");
     return DART_ERR_INVAL;

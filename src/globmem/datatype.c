@@ -121,7 +121,11 @@ dart_ret_t dart__globmem__dtype_pair_checked(const char *func,
     DART_LOG_ERROR_IN(func, "unknown datatype %ld", (long)(s ? dst : src));
     return DART_ERR_INVAL;
   }
-  if (s->base != d->base) {
+  /* custom types match custom types of their size */
+  bool same_base = s->base == d->base ||
+                   (s->kind == DART__DT_CUSTOM && d->kind == DART__DT_CUSTOM &&
+                    s->elem_size == d->elem_size);
+  if (!same_base) {
     DART_LOG_ERROR_IN(func, "datatypes %ld and %ld have different base types",
                       (long)src, (long)dst);
     return DART_ERR_INVAL;

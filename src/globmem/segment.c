@@ -194,7 +194,7 @@ static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
                              dart_datatype_t dtype, void *addr, bool symmetric,
                              dart_gptr_t *gptr)
 {
-  DART__CHECK_INIT();
+  DART__CHECK_INIT_IN(func);
   dart__team_t *team = dart__team__lookup(func, teamid);
   if (team == NULL) return DART_ERR_INVAL;
   size_t bytes;
@@ -254,7 +254,7 @@ dart_ret_t dart_team_memregister(dart_team_t teamid, size_t nlelem,
 static dart_ret_t team_free(const char *func, dart_gptr_t gptr,
                             dart__seg_kind_t kind)
 {
-  DART__CHECK_INIT();
+  DART__CHECK_INIT_IN(func);
   dart__target_t target;
   dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
   if (ret != DART_OK) return ret;

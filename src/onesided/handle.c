@@ -40,26 +40,20 @@ static int refill(void)
   return 0;
 }
 
-dart_handle_t dart__onesided__handle_new(int nreq)
+dart_handle_t dart__onesided__handle_new(MPI_Win win, int unit, bool is_put)
 {
   if (free_list == NULL && refill() != 0) return NULL;
   dart_handle_t h = free_list;
-  h->reqs = h->inline_reqs;
-  if (nreq > DART__HANDLE_INLINE_REQS) {
-    h->reqs = malloc((size_t)nreq * sizeof *h->reqs);
-    if (h->reqs == NULL) return NULL;
-  }
   free_list = h->next_free;
   h->state = HANDLE_LIVE;
-  h->nreq = nreq;
-  for (int i = 0; i < nreq; i++) h->reqs[i] = MPI_REQUEST_NULL;
+  h->win = win;
+  h->unit = unit;
+  h->is_put = is_put;
   return h;
 }
 
 void dart__onesided__handle_release(dart_handle_t h)
 {
-  if (h->reqs != h->inline_reqs) free(h->reqs);
-  h->reqs = NULL;
   h->state = HANDLE_FREE;
   h->next_free = free_list;
   free_list = h;
@@ -76,10 +70,6 @@ void dart__onesided__fini(void)
   mtx_lock(&slabs_lock);
   while (slabs) {
     slab_t *next = slabs->next;
-    for (int i = 0; i < SLAB_HANDLES; i++) {
-      dart_handle_t h = &slabs->handles[i];
-      if (h->state == HANDLE_LIVE && h->reqs != h->inline_reqs) free(h->reqs);
-    }
     free(slabs);
     slabs = next;
   }

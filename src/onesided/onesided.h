@@ -38,23 +38,23 @@ extern const dart__path_ops_t dart__path_self;
 extern const dart__path_ops_t dart__path_shm;
 extern const dart__path_ops_t dart__path_mpi;
 
-/* ---- handles of the MPI path ---- */
-
-#define DART__HANDLE_INLINE_REQS 4
-
+/*
+ * ---- handles of the MPI path ----
+ * A handle names the window and target of its operation, which completes
+ * with a flush to that target. (Request-based RMA, MPI_Rput/MPI_Rget,
+ * crashes in Open MPI 4.1's osc/ucx on dynamic windows; a flush completes
+ * the same operation everywhere.)
+ */
 struct dart_handle_struct {
   uint32_t state; /* HANDLE_LIVE while in use */
   bool is_put;
   MPI_Win win;
   int unit;
-  int nreq;
-  MPI_Request *reqs;
-  MPI_Request inline_reqs[DART__HANDLE_INLINE_REQS];
   struct dart_handle_struct *next_free;
 };
 
-/* A handle with room for nreq requests; NULL when out of memory. */
-dart_handle_t dart__onesided__handle_new(int nreq);
+/* A handle for an operation on unit of win; NULL when out of memory. */
+dart_handle_t dart__onesided__handle_new(MPI_Win win, int unit, bool is_put);
 void dart__onesided__handle_release(dart_handle_t handle);
 /* False for a handle that was freed (a stale copy). */
 bool dart__onesided__handle_live(dart_handle_t handle);

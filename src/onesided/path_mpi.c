@@ -2,9 +2,11 @@
  * The MPI path: RMA on the team's dynamic window (units on other nodes, and
  * memory node peers cannot load/store). Transfers are cut into pieces of at
  * most 1 GiB, so counts fit MPI's int at any size.
+ *
+ * Gets and local flushes complete with MPI_Win_flush: Open MPI 4.1's
+ * osc/pt2pt can wait forever in MPI_Win_flush_local while a get is
+ * outstanding, and remote completion implies local completion.
  */
-#include <limits.h>
-
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
@@ -39,17 +41,10 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
   size_t per = PIECE_BYTES / lt->elem_size / unit_elems * unit_elems;
   if (per == 0) per = unit_elems;
   size_t npieces = (x->nelem + per - 1) / per;
-  if (npieces > INT_MAX) {
-    DART_LOG_ERROR("a transfer of %zu elements is too large", x->nelem);
-    return DART_ERR_INVAL;
-  }
   dart_handle_t h = NULL;
   if (mode == DART__MODE_HANDLE) {
-    h = dart__onesided__handle_new((int)npieces);
+    h = dart__onesided__handle_new(team->win, t->unit, is_put);
     if (h == NULL) return DART_ERR_NOMEM;
-    h->is_put = is_put;
-    h->win = team->win;
-    h->unit = t->unit;
   }
   MPI_Aint disp = t->route->disp + (MPI_Aint)t->offset;
   for (size_t i = 0; i < npieces; i++) {
@@ -60,34 +55,20 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
     MPI_Datatype rtype = dart__globmem__dtype_mpi(rt, n, &rcount);
     char *local = (char *)x->local + layout_offset(lt, first);
     MPI_Aint at = disp + (MPI_Aint)layout_offset(rt, first);
-    int ret;
-    if (h) {
-      ret = is_put ? MPI_Rput(local, lcount, ltype, t->unit, at, rcount, rtype,
-                              team->win, &h->reqs[i])
-                   : MPI_Rget(local, lcount, ltype, t->unit, at, rcount, rtype,
-                              team->win, &h->reqs[i]);
-    } else {
-      ret = is_put ? MPI_Put(local, lcount, ltype, t->unit, at, rcount, rtype,
-                             team->win)
-                   : MPI_Get(local, lcount, ltype, t->unit, at, rcount, rtype,
-                             team->win);
-    }
+    int ret = is_put ? MPI_Put(local, lcount, ltype, t->unit, at, rcount,
+                               rtype, team->win)
+                     : MPI_Get(local, lcount, ltype, t->unit, at, rcount,
+                               rtype, team->win);
     if (ret != MPI_SUCCESS) {
       DART_LOG_ERROR("MPI_%s to unit %d of team %d failed",
                      is_put ? "Put" : "Get", t->unit, team->id);
-      if (h) {
-        /* what was started must still finish before the handle goes */
-        h->nreq = (int)i;
-        MPI_Waitall(h->nreq, h->reqs, MPI_STATUSES_IGNORE);
-        dart__onesided__handle_release(h);
-      }
+      if (h) dart__onesided__handle_release(h);
       return DART_ERR_OTHER;
     }
   }
   team->win_dirty = true;
   if (mode == DART__MODE_BLOCKING) {
-    DART__MPI_CHECK(is_put ? MPI_Win_flush(t->unit, team->win)
-                           : MPI_Win_flush_local(t->unit, team->win));
+    DART__MPI_CHECK(MPI_Win_flush(t->unit, team->win));
   } else if (h) {
     *handle = h;
   }
@@ -112,11 +93,5 @@ static dart_ret_t mpi_flush(dart__team_t *team, int unit)
   return DART_OK;
 }
 
-static dart_ret_t mpi_flush_local(dart__team_t *team, int unit)
-{
-  DART__MPI_CHECK(MPI_Win_flush_local(unit, team->win));
-  return DART_OK;
-}
-
 const dart__path_ops_t dart__path_mpi = {"mpi", mpi_put, mpi_get, mpi_flush,
-                                         mpi_flush_local};
+                                         mpi_flush};

@@ -146,7 +146,7 @@ static dart_ret_t spread(const char *func, spread_t kind, const void *sendbuf,
                          void *recvbuf, size_t nelem, dart_datatype_t dtype,
                          dart_team_unit_t root, dart_team_t teamid)
 {
-  DART__CHECK_INIT();
+  DART__CHECK_INIT_IN(func);
   dart__team_t *team = dart__team__lookup(func, teamid);
   if (team == NULL) return DART_ERR_INVAL;
   const dart__dtype_t *t;
@@ -284,7 +284,7 @@ static dart_ret_t reduce(const char *func, const void *sendbuf, void *recvbuf,
                          dart_operation_t op, dart_team_unit_t root,
                          bool all, dart_team_t teamid)
 {
-  DART__CHECK_INIT();
+  DART__CHECK_INIT_IN(func);
   dart__team_t *team = dart__team__lookup(func, teamid);
   if (team == NULL) return DART_ERR_INVAL;
   const dart__dtype_t *t;

@@ -2,6 +2,7 @@
 #include <dart/dart.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/env.h"
 #include "globmem/datatype.h"
@@ -34,15 +35,24 @@ void dart_abort(int errorcode)
 }
 
 /*
- * Open MPI on Debian: the default one-sided component (osc/rdma) crashes in
- * MPI_Compare_and_swap and cannot create dynamic windows on one process.
- * Unless the user chose components, use ucx (dynamic windows) and sm
- * (shared windows). Must happen before MPI_Init.
+ * Open MPI 4.1 on Debian: the default one-sided component (osc/rdma)
+ * crashes in MPI_Compare_and_swap and cannot create dynamic windows on one
+ * process; osc/ucx fails to unpack remote keys of attached regions that
+ * share a page and crashes freeing dynamic windows; osc/pt2pt works but
+ * refuses MPI_THREAD_MULTIPLE. So: pt2pt (dynamic windows) and sm (shared
+ * windows), or ucx and sm when threads are asked for. A choice of the user's
+ * (OMPI_MCA_osc) is kept; the launcher's default (DART_LAUNCHER_OSC names
+ * it) is not. Must happen before MPI_Init.
  */
-static void choose_mpi_components(void)
+static void choose_mpi_components(bool thread_multiple)
 {
 #ifdef OPEN_MPI
-  if (getenv("OMPI_MCA_osc") == NULL) setenv("OMPI_MCA_osc", "ucx,sm", 0);
+  const char *osc = getenv("OMPI_MCA_osc");
+  const char *launcher = getenv("DART_LAUNCHER_OSC");
+  if (osc == NULL || (launcher != NULL && strcmp(osc, launcher) == 0))
+    setenv("OMPI_MCA_osc", thread_multiple ? "ucx,sm" : "pt2pt,sm", 1);
+#else
+  (void)thread_multiple;
 #endif
 }
 
@@ -82,7 +92,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   if (mpi_up) {
     MPI_Query_thread(provided);
   } else {
-    choose_mpi_components();
+    choose_mpi_components(mpi_level == MPI_THREAD_MULTIPLE);
     if (MPI_Init_thread(argc, argv, mpi_level, provided) != MPI_SUCCESS) {
       DART_LOG_ERROR_IN("dart_init", "MPI_Init_thread failed");
       return DART_ERR_OTHER;

@@ -21,14 +21,16 @@ typedef struct {
 
 extern dart__runtime_t dart__rt;
 
-/* The check every public function starts with. */
-#define DART__CHECK_INIT()                                   \
+/* The check every public function starts with (func: its name, for
+ * helpers that serve several public functions). */
+#define DART__CHECK_INIT_IN(func)                            \
   do {                                                       \
     if (__builtin_expect(!dart__rt.initialized, 0)) {        \
-      DART_LOG_ERROR("DART is not initialised");             \
+      DART_LOG_ERROR_IN(func, "DART is not initialised");    \
       return DART_ERR_NOTINIT;                               \
     }                                                        \
   } while (0)
+#define DART__CHECK_INIT() DART__CHECK_INIT_IN(__func__)
 
 /* Maps an MPI error to DART_ERR_OTHER with one log line. */
 #define DART__MPI_CHECK(call)                                          \
