@@ -1,0 +1,615 @@
+/*
+ * Bad input (DESIGN.md): every bad call to the put/get/flush/handle/gptr/
+ * memory functions returns the error code (DART_ERR_INVAL), logs exactly one
+ * line naming the function, and changes nothing: destination buffers, target
+ * memory, gptr outputs, and live allocations (a stale gptr into a freed
+ * segment must not reach a new allocation that reuses its memory).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "dart_test.h"
+
+#include <dart/dart_ext.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int me, nunits;
+
+static void failf(int line, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void failf(int line, const char *fmt, ...)
+{
+  char msg[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  dart_test_fail(__FILE__, line, msg);
+}
+
+/* ---- stderr capture: each bad call must log exactly one line ---- */
+
+static FILE *log_file;
+static int log_fd = -1, saved_stderr = -1;
+static off_t log_pos;
+static int bad_calls;
+
+static void capture_init(void)
+{
+  log_file = tmpfile();
+  saved_stderr = dup(2);
+  if (log_file == NULL || saved_stderr < 0) {
+    fprintf(stderr, "[unit %d] cannot capture stderr\n", me);
+    exit(1);
+  }
+  log_fd = fileno(log_file);
+}
+
+static void capture_begin(void)
+{
+  fflush(stderr);
+  dup2(log_fd, 2);
+}
+
+/* Restores stderr and checks the call's result and what it logged. */
+static void capture_end(int line, const char *call, const char *func,
+                        dart_ret_t got, dart_ret_t want)
+{
+  struct stat st;
+  char text[2048];
+  fflush(stderr);
+  dup2(saved_stderr, 2);
+  bad_calls++;
+  fstat(log_fd, &st);
+  size_t len = (size_t)(st.st_size - log_pos);
+  if (len > sizeof text - 1) len = sizeof text - 1;
+  ssize_t r = pread(log_fd, text, len, log_pos);
+  text[r > 0 ? r : 0] = '\0';
+  log_pos = st.st_size;
+  int lines = 0;
+  for (char *p = text; *p; p++) lines += *p == '\n';
+  for (char *p = text; *p; p++)
+    if (*p == '\n' && p[1] != '\0') *p = '|';
+  if (r > 0 && text[r - 1] == '\n') text[r - 1] = '\0';
+  if (got != want)
+    failf(line, "%s returned %d, not %d (log: \"%s\")", call, (int)got,
+          (int)want, text);
+  if (lines != 1)
+    failf(line, "%s logged %d lines, not 1: \"%s\"", call, lines, text);
+  else if (strstr(text, func) == NULL)
+    failf(line, "%s: the log line does not name %s: \"%s\"", call, func,
+          text);
+}
+
+/* One bad call: its result must be want, with one log line naming func. */
+#define BAD(want, func, call)                                  \
+  do {                                                         \
+    capture_begin();                                           \
+    dart_ret_t bad_ret_ = (call);                              \
+    capture_end(__LINE__, #call, func, bad_ret_, want);        \
+  } while (0)
+#define INVAL(func, call) BAD(DART_ERR_INVAL, func, call)
+
+/* ---- state that must not change ---- */
+
+#define DBUF 1024
+static uint8_t src[DBUF], dbuf[DBUF];
+
+static uint8_t part_byte(int unit, size_t i, int gen)
+{
+  return (uint8_t)(unit * 31 + (int)i * 7 + gen * 101 + 1);
+}
+
+static size_t part_size(int u) { return 256 + 64 * (size_t)u; }
+
+static void fill_part(uint8_t *p, size_t len, int gen)
+{
+  for (size_t i = 0; i < len; i++) p[i] = part_byte(me, i, gen);
+}
+
+static void check_part(int line, const uint8_t *p, size_t len, int gen,
+                       const char *what)
+{
+  for (size_t i = 0; i < len; i++) {
+    if (p[i] != part_byte(me, i, gen)) {
+      failf(line, "%s: byte %zu of own part changed: 0x%02x, want 0x%02x",
+            what, i, p[i], part_byte(me, i, gen));
+      return;
+    }
+  }
+}
+
+static void check_dbuf(int line)
+{
+  for (size_t i = 0; i < DBUF; i++) {
+    if (dbuf[i] != 0xEE) {
+      failf(line, "get destination changed: byte %zu is 0x%02x", i, dbuf[i]);
+      memset(dbuf, 0xEE, DBUF);
+      return;
+    }
+  }
+}
+
+static dart_gptr_t sentinel_gptr(void)
+{
+  dart_gptr_t g;
+  memset(&g, 0, sizeof g);
+  g.unitid = 77;
+  g.flags = 3;
+  g.segid = 55;
+  g.teamid = 66;
+  g.addr_or_offs.offset = 0xDEADBEEF;
+  return g;
+}
+
+#define CHECK_SAME_GPTR(a, b) CHECK(memcmp(&(a), &(b), sizeof(a)) == 0)
+
+static dart_gptr_t unit_gptr(dart_gptr_t g, int unit, uint64_t off)
+{
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(unit));
+  g.addr_or_offs.offset = off;
+  return g;
+}
+
+/* Every transfer and gptr function on a gptr that is bad as such. */
+static void bad_gptr_all(int line, dart_gptr_t gx)
+{
+  dart_handle_t h = DART_HANDLE_NULL;
+  void *addr = (void *)&addr;
+  const dart_gptr_t keep = gx;
+  INVAL("dart_put", dart_put(gx, src, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+  INVAL("dart_get", dart_get(dbuf, gx, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+  INVAL("dart_put_blocking",
+        dart_put_blocking(gx, src, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+  INVAL("dart_get_blocking",
+        dart_get_blocking(dbuf, gx, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+  INVAL("dart_put_handle",
+        dart_put_handle(gx, src, 8, DART_TYPE_BYTE, DART_TYPE_BYTE, &h));
+  CHECK(h == DART_HANDLE_NULL);
+  INVAL("dart_get_handle",
+        dart_get_handle(dbuf, gx, 8, DART_TYPE_BYTE, DART_TYPE_BYTE, &h));
+  CHECK(h == DART_HANDLE_NULL);
+  INVAL("dart_flush", dart_flush(gx));
+  INVAL("dart_flush_all", dart_flush_all(gx));
+  INVAL("dart_flush_local", dart_flush_local(gx));
+  INVAL("dart_flush_local_all", dart_flush_local_all(gx));
+  INVAL("dart_gptr_getaddr", dart_gptr_getaddr(gx, &addr));
+  CHECK(addr == (void *)&addr || addr == NULL);
+  check_dbuf(line);
+  CHECK_SAME_GPTR(gx, keep);
+}
+
+/* Just the transfers (for gptrs whose allocation is fine but the range is
+ * not). */
+static void bad_range(int line, dart_gptr_t gx, size_t nelem)
+{
+  dart_handle_t h = DART_HANDLE_NULL;
+  INVAL("dart_put", dart_put(gx, src, nelem, DART_TYPE_BYTE, DART_TYPE_BYTE));
+  INVAL("dart_get", dart_get(dbuf, gx, nelem, DART_TYPE_BYTE, DART_TYPE_BYTE));
+  INVAL("dart_put_blocking",
+        dart_put_blocking(gx, src, nelem, DART_TYPE_BYTE, DART_TYPE_BYTE));
+  INVAL("dart_get_blocking",
+        dart_get_blocking(dbuf, gx, nelem, DART_TYPE_BYTE, DART_TYPE_BYTE));
+  INVAL("dart_put_handle", dart_put_handle(gx, src, nelem, DART_TYPE_BYTE,
+                                           DART_TYPE_BYTE, &h));
+  CHECK(h == DART_HANDLE_NULL);
+  INVAL("dart_get_handle", dart_get_handle(dbuf, gx, nelem, DART_TYPE_BYTE,
+                                           DART_TYPE_BYTE, &h));
+  CHECK(h == DART_HANDLE_NULL);
+  check_dbuf(line);
+}
+
+/* A put and a get with the given types and count. */
+static void bad_types(int line, dart_gptr_t gx, size_t nelem,
+                      dart_datatype_t st, dart_datatype_t dt)
+{
+  dart_handle_t h = DART_HANDLE_NULL;
+  INVAL("dart_put", dart_put(gx, src, nelem, st, dt));
+  INVAL("dart_get_blocking", dart_get_blocking(dbuf, gx, nelem, st, dt));
+  INVAL("dart_put_handle", dart_put_handle(gx, src, nelem, st, dt, &h));
+  CHECK(h == DART_HANDLE_NULL);
+  check_dbuf(line);
+}
+
+int main(int argc, char **argv)
+{
+  dart_test_init(&argc, &argv);
+  dart_global_unit_t gme;
+  size_t gsize;
+  CHECK_OK(dart_myid(&gme));
+  CHECK_OK(dart_size(&gsize));
+  me = gme.id;
+  nunits = (int)gsize;
+  const int n = nunits, next = (me + 1) % n;
+  capture_init();
+  for (int i = 0; i < DBUF; i++) src[i] = (uint8_t)(i * 3 + 1);
+  memset(dbuf, 0xEE, DBUF);
+
+  /* the allocation that bad calls aim at: parts of different sizes */
+  dart_gptr_t g = DART_GPTR_NULL;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, part_size(me),
+                                      DART_TYPE_BYTE, &g));
+  uint8_t *mine = NULL;
+  CHECK_OK(dart_gptr_getaddr(unit_gptr(g, me, 0), (void **)&mine));
+  if (mine == NULL) {
+    failf(__LINE__, "no own part");
+    return dart_test_finish();
+  }
+  fill_part(mine, part_size(me), 0);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+
+  /* 1. unknown team id, and the null gptr */
+  {
+    dart_gptr_t gx = unit_gptr(g, next, 0);
+    gx.teamid = 12345;
+    bad_gptr_all(__LINE__, gx);
+    bad_gptr_all(__LINE__, DART_GPTR_NULL);
+    dart_gptr_t out = sentinel_gptr(), keep = out;
+    INVAL("dart_team_memalloc_aligned",
+          dart_team_memalloc_aligned(12345, 8, DART_TYPE_BYTE, &out));
+    CHECK_SAME_GPTR(out, keep);
+    INVAL("dart_team_memregister",
+          dart_team_memregister(12345, 8, DART_TYPE_BYTE, src, &out));
+    CHECK_SAME_GPTR(out, keep);
+    INVAL("dart_team_memregister_aligned",
+          dart_team_memregister_aligned(12345, 8, DART_TYPE_BYTE, src, &out));
+    CHECK_SAME_GPTR(out, keep);
+  }
+
+  /* 2. a freed team: its allocations went with it */
+  {
+    dart_team_t t2 = DART_TEAM_NULL;
+    dart_gptr_t g2 = DART_GPTR_NULL;
+    CHECK_OK(dart_team_clone(DART_TEAM_ALL, &t2));
+    CHECK_OK(dart_team_memalloc_aligned(t2, 64, DART_TYPE_BYTE, &g2));
+    const dart_team_t old = t2;
+    CHECK_OK(dart_team_destroy(&t2));
+    bad_gptr_all(__LINE__, unit_gptr(g2, next, 0));
+    dart_gptr_t out = sentinel_gptr(), keep = out;
+    INVAL("dart_team_memalloc_aligned",
+          dart_team_memalloc_aligned(old, 8, DART_TYPE_BYTE, &out));
+    CHECK_SAME_GPTR(out, keep);
+    INVAL("dart_team_memfree", dart_team_memfree(g2));
+  }
+
+  /* 3. unknown segment ids */
+  {
+    dart_gptr_t gx = unit_gptr(g, next, 0);
+    gx.segid = 999;
+    bad_gptr_all(__LINE__, gx);
+    gx.segid = -999;
+    bad_gptr_all(__LINE__, gx);
+  }
+
+  /* 4. a freed segment; freeing it twice; a new allocation in its place */
+  {
+    dart_gptr_t gf = DART_GPTR_NULL, gnew = DART_GPTR_NULL;
+    CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, part_size(me),
+                                        DART_TYPE_BYTE, &gf));
+    CHECK_OK(dart_team_memfree(gf));
+    bad_gptr_all(__LINE__, unit_gptr(gf, next, 0));
+    bad_gptr_all(__LINE__, unit_gptr(gf, me, 0));
+    INVAL("dart_team_memfree", dart_team_memfree(gf));
+    /* likely reuses the memory (maybe the id); the stale gptr must not
+     * reach it */
+    CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, part_size(me),
+                                        DART_TYPE_BYTE, &gnew));
+    uint8_t *pnew = NULL;
+    CHECK_OK(dart_gptr_getaddr(unit_gptr(gnew, me, 0), (void **)&pnew));
+    CHECK(pnew != NULL);
+    if (pnew) fill_part(pnew, part_size(me), 1);
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    bad_gptr_all(__LINE__, unit_gptr(gf, next, 0));
+    bad_gptr_all(__LINE__, unit_gptr(gf, me, 0));
+    {
+      dart_gptr_t gx = unit_gptr(gf, me, 0);
+      const dart_gptr_t keep = gx;
+      INVAL("dart_gptr_setaddr", dart_gptr_setaddr(&gx, pnew ? pnew : mine));
+      CHECK_SAME_GPTR(gx, keep);
+    }
+    INVAL("dart_team_memfree", dart_team_memfree(gf));
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    if (pnew) check_part(__LINE__, pnew, part_size(me), 1, "stale gptr");
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    /* the new allocation is alive and works */
+    {
+      uint8_t v = 0x42, r = 0;
+      CHECK_OK(dart_put_blocking(unit_gptr(gnew, next, 3), &v, 1,
+                                 DART_TYPE_BYTE, DART_TYPE_BYTE));
+      CHECK_OK(dart_get_blocking(&r, unit_gptr(gnew, next, 3), 1,
+                                 DART_TYPE_BYTE, DART_TYPE_BYTE));
+      CHECK_EQ(r, 0x42);
+    }
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    CHECK_OK(dart_team_memfree(gnew));
+
+    /* a freed registration */
+    uint64_t ubuf[8] = {0};
+    dart_gptr_t gr = DART_GPTR_NULL;
+    CHECK_OK(dart_team_memregister_aligned(DART_TEAM_ALL, 8, DART_TYPE_ULONG,
+                                           ubuf, &gr));
+    CHECK_OK(dart_team_memderegister(gr));
+    bad_gptr_all(__LINE__, unit_gptr(gr, next, 0));
+    INVAL("dart_team_memderegister", dart_team_memderegister(gr));
+    for (int i = 0; i < 8; i++) CHECK_EQ(ubuf[i], 0);
+  }
+
+  /* 5. unit ids outside the team */
+  {
+    bad_gptr_all(__LINE__, unit_gptr(g, -1, 0));
+    bad_gptr_all(__LINE__, unit_gptr(g, n, 0));
+    bad_gptr_all(__LINE__, unit_gptr(g, 1 << 22, 0));
+    /* a sub-team of the even units: ids up to its size, not the world's */
+    dart_group_t grp;
+    dart_team_t team = DART_TEAM_NULL;
+    CHECK_OK(dart_group_create(&grp));
+    for (int u = 0; u < n; u += 2)
+      CHECK_OK(dart_group_addmember(grp, DART_GLOBAL_UNIT_ID(u)));
+    CHECK_OK(dart_team_create(DART_TEAM_ALL, grp, &team));
+    CHECK_OK(dart_group_destroy(&grp));
+    if (team != DART_TEAM_NULL) {
+      size_t tn = 0;
+      dart_gptr_t gs = DART_GPTR_NULL;
+      CHECK_OK(dart_team_size(team, &tn));
+      CHECK_OK(dart_team_memalloc_aligned(team, 64, DART_TYPE_BYTE, &gs));
+      bad_gptr_all(__LINE__, unit_gptr(gs, (int)tn, 0));
+      bad_gptr_all(__LINE__, unit_gptr(gs, -1, 0));
+      CHECK_OK(dart_team_memfree(gs));
+      CHECK_OK(dart_team_destroy(&team));
+    }
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  }
+
+  /* 6. ranges beyond the target unit's part */
+  {
+    const size_t pn = part_size(next);
+    bad_range(__LINE__, unit_gptr(g, next, pn - 4), 8);
+    bad_range(__LINE__, unit_gptr(g, next, pn), 1);
+    bad_range(__LINE__, unit_gptr(g, next, 0), pn + 1);
+    /* inside my (larger) part but beyond unit 0's */
+    bad_range(__LINE__, unit_gptr(g, 0, part_size(0) - 8), 16);
+    /* offset + bytes wraps around */
+    bad_range(__LINE__, unit_gptr(g, next, UINT64_MAX - 2), 8);
+    bad_range(__LINE__, unit_gptr(g, next, UINT64_MAX), 1);
+    bad_range(__LINE__, unit_gptr(g, next, 8), SIZE_MAX - 4);
+    /* a strided destination whose extent ends beyond the part */
+    dart_datatype_t sp = DART_TYPE_UNDEFINED;
+    CHECK_OK(dart_type_create_strided(DART_TYPE_BYTE, 100, 1, &sp));
+    INVAL("dart_put_blocking",
+          dart_put_blocking(unit_gptr(g, 0, 0), src, 4, DART_TYPE_BYTE, sp));
+    INVAL("dart_get_blocking",
+          dart_get_blocking(dbuf, unit_gptr(g, 0, 0), 4, sp, DART_TYPE_BYTE));
+    check_dbuf(__LINE__);
+    CHECK_OK(dart_type_destroy(&sp));
+    /* wrapped offsets into the local pool */
+    dart_gptr_t lp = DART_GPTR_NULL;
+    CHECK_OK(dart_memalloc(64, DART_TYPE_BYTE, &lp));
+    dart_gptr_t lx = lp;
+    lx.addr_or_offs.offset = UINT64_MAX - 2;
+    bad_range(__LINE__, lx, 8);
+    CHECK_OK(dart_memfree(lp));
+  }
+
+  /* 7. NULL buffers with nonzero counts, NULL outputs */
+  {
+    dart_gptr_t gx = unit_gptr(g, next, 0);
+    dart_handle_t h = DART_HANDLE_NULL;
+    INVAL("dart_put", dart_put(gx, NULL, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+    INVAL("dart_get", dart_get(NULL, gx, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+    INVAL("dart_put_blocking",
+          dart_put_blocking(gx, NULL, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+    INVAL("dart_get_blocking",
+          dart_get_blocking(NULL, gx, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+    INVAL("dart_put_handle", dart_put_handle(gx, NULL, 8, DART_TYPE_BYTE,
+                                             DART_TYPE_BYTE, &h));
+    CHECK(h == DART_HANDLE_NULL);
+    INVAL("dart_get_handle", dart_get_handle(NULL, gx, 8, DART_TYPE_BYTE,
+                                             DART_TYPE_BYTE, &h));
+    CHECK(h == DART_HANDLE_NULL);
+    INVAL("dart_put_handle", dart_put_handle(gx, src, 8, DART_TYPE_BYTE,
+                                             DART_TYPE_BYTE, NULL));
+    INVAL("dart_get_handle", dart_get_handle(dbuf, gx, 8, DART_TYPE_BYTE,
+                                             DART_TYPE_BYTE, NULL));
+    check_dbuf(__LINE__);
+    INVAL("dart_waitall", dart_waitall(NULL, 2));
+    int32_t fin = 7;
+    INVAL("dart_testall", dart_testall(NULL, 2, &fin));
+    CHECK_EQ(fin, 7);
+    INVAL("dart_gptr_getaddr", dart_gptr_getaddr(gx, NULL));
+    INVAL("dart_gptr_setaddr", dart_gptr_setaddr(NULL, mine));
+    INVAL("dart_memalloc", dart_memalloc(8, DART_TYPE_BYTE, NULL));
+    dart_gptr_t out = sentinel_gptr(), keep = out;
+    INVAL("dart_team_memregister",
+          dart_team_memregister(DART_TEAM_ALL, 8, DART_TYPE_BYTE, NULL, &out));
+    CHECK_SAME_GPTR(out, keep);
+  }
+
+  /* 8. counts whose byte size overflows size_t */
+  {
+    dart_gptr_t gx = unit_gptr(g, next, 0);
+    bad_types(__LINE__, gx, SIZE_MAX / 4 + 2, DART_TYPE_INT, DART_TYPE_INT);
+    bad_types(__LINE__, gx, SIZE_MAX / 8 + 1, DART_TYPE_LONG, DART_TYPE_LONG);
+    dart_datatype_t sp = DART_TYPE_UNDEFINED;
+    CHECK_OK(dart_type_create_strided(DART_TYPE_INT, 1000, 1, &sp));
+    bad_types(__LINE__, gx, SIZE_MAX / 1000 + 7, sp, DART_TYPE_INT);
+    bad_types(__LINE__, gx, SIZE_MAX / 1000 + 7, DART_TYPE_INT, sp);
+    CHECK_OK(dart_type_destroy(&sp));
+    dart_gptr_t out = sentinel_gptr(), keep = out;
+    INVAL("dart_memalloc",
+          dart_memalloc(SIZE_MAX / 8 + 1, DART_TYPE_LONG, &out));
+    CHECK_SAME_GPTR(out, keep);
+    INVAL("dart_team_memalloc_aligned",
+          dart_team_memalloc_aligned(DART_TEAM_ALL, SIZE_MAX / 4 + 2,
+                                     DART_TYPE_INT, &out));
+    CHECK_SAME_GPTR(out, keep);
+  }
+
+  /* 9.-11. mismatched base types, counts not a multiple of the type's
+   * elements, undefined and destroyed types */
+  {
+    dart_gptr_t gx = unit_gptr(g, next, 0);
+    dart_datatype_t s43 = DART_TYPE_UNDEFINED, sl = DART_TYPE_UNDEFINED,
+                    ix = DART_TYPE_UNDEFINED, dead = DART_TYPE_UNDEFINED;
+    const size_t bl[2] = {2, 4}, off[2] = {0, 5};
+    CHECK_OK(dart_type_create_strided(DART_TYPE_INT, 4, 3, &s43));
+    CHECK_OK(dart_type_create_strided(DART_TYPE_LONG, 4, 3, &sl));
+    CHECK_OK(dart_type_create_indexed(DART_TYPE_INT, 2, bl, off, &ix));
+    bad_types(__LINE__, gx, 4, DART_TYPE_INT, DART_TYPE_LONG);
+    bad_types(__LINE__, gx, 4, DART_TYPE_FLOAT, DART_TYPE_INT);
+    bad_types(__LINE__, gx, 6, s43, DART_TYPE_LONG);
+    bad_types(__LINE__, gx, 6, sl, s43);
+    bad_types(__LINE__, gx, 6, ix, DART_TYPE_LONG);
+    bad_types(__LINE__, gx, 7, s43, DART_TYPE_INT);
+    bad_types(__LINE__, gx, 7, DART_TYPE_INT, s43);
+    bad_types(__LINE__, gx, 5, ix, DART_TYPE_INT);
+    bad_types(__LINE__, gx, 9, DART_TYPE_INT, ix);
+    bad_types(__LINE__, gx, 8, DART_TYPE_UNDEFINED, DART_TYPE_BYTE);
+    bad_types(__LINE__, gx, 8, DART_TYPE_BYTE, DART_TYPE_UNDEFINED);
+    bad_types(__LINE__, gx, 8, DART_TYPE_LAST, DART_TYPE_LAST);
+    CHECK_OK(dart_type_create_strided(DART_TYPE_INT, 2, 1, &dead));
+    const dart_datatype_t stale = dead;
+    CHECK_OK(dart_type_destroy(&dead));
+    CHECK(dead == DART_TYPE_UNDEFINED);
+    bad_types(__LINE__, gx, 4, stale, DART_TYPE_INT);
+    bad_types(__LINE__, gx, 4, DART_TYPE_INT, stale);
+    dart_gptr_t out = sentinel_gptr(), keep = out;
+    INVAL("dart_memalloc", dart_memalloc(8, DART_TYPE_UNDEFINED, &out));
+    CHECK_SAME_GPTR(out, keep);
+    INVAL("dart_memalloc", dart_memalloc(8, stale, &out));
+    CHECK_SAME_GPTR(out, keep);
+    CHECK_OK(dart_type_destroy(&s43));
+    CHECK_OK(dart_type_destroy(&sl));
+    CHECK_OK(dart_type_destroy(&ix));
+  }
+
+  /* 12.-13. collective frees: offset != 0 is not a part's start */
+  {
+    dart_gptr_t g3 = DART_GPTR_NULL;
+    CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 64, DART_TYPE_BYTE,
+                                        &g3));
+    INVAL("dart_team_memfree", dart_team_memfree(unit_gptr(g3, 0, 8)));
+    INVAL("dart_team_memfree", dart_team_memfree(unit_gptr(g3, n, 0)));
+    /* still alive */
+    uint8_t v = (uint8_t)(0x60 + me), r = 0;
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    CHECK_OK(dart_put_blocking(unit_gptr(g3, next, 1), &v, 1, DART_TYPE_BYTE,
+                               DART_TYPE_BYTE));
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    CHECK_OK(dart_get_blocking(&r, unit_gptr(g3, me, 1), 1, DART_TYPE_BYTE,
+                               DART_TYPE_BYTE));
+    CHECK_EQ(r, (uint8_t)(0x60 + (me + n - 1) % n));
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    CHECK_OK(dart_team_memfree(g3));
+    INVAL("dart_team_memfree", dart_team_memfree(g3));
+  }
+
+  /* 14. dart_memfree: not a start, another unit's, twice */
+  {
+    dart_gptr_t lp = DART_GPTR_NULL;
+    CHECK_OK(dart_memalloc(64, DART_TYPE_BYTE, &lp));
+    uint8_t *lpa = NULL;
+    CHECK_OK(dart_gptr_getaddr(lp, (void **)&lpa));
+    CHECK(lpa != NULL);
+    if (lpa) memset(lpa, 0x3C, 64);
+    dart_gptr_t *all = malloc((size_t)n * sizeof *all);
+    CHECK_OK(dart_allgather(&lp, all, sizeof lp, DART_TYPE_BYTE,
+                            DART_TEAM_ALL));
+    dart_gptr_t lx = lp;
+    dart_gptr_incaddr(&lx, 8);
+    INVAL("dart_memfree", dart_memfree(lx));
+    if (n > 1) INVAL("dart_memfree", dart_memfree(all[next]));
+    /* mine and the others' blocks are alive and unchanged */
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    uint8_t r[64];
+    CHECK_OK(dart_get_blocking(r, all[next], 64, DART_TYPE_BYTE,
+                               DART_TYPE_BYTE));
+    for (int i = 0; i < 64; i++) CHECK_EQ(r[i], 0x3C);
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    CHECK_OK(dart_memfree(lp));
+    INVAL("dart_memfree", dart_memfree(lp));
+    free(all);
+  }
+
+  /* 15. waiting on a freed handle */
+  {
+    int mpi_unit = -1;
+    for (int t = 0; t < n && mpi_unit < 0; t++) {
+      dart_path_t path = DART_PATH_COUNT;
+      CHECK_OK(dart_gptr_path(unit_gptr(g, t, 0), &path));
+      if (path == DART_PATH_MPI) mpi_unit = t;
+    }
+    if (mpi_unit >= 0) {
+      dart_handle_t h = DART_HANDLE_NULL;
+      /* rewrite the target's first 8 bytes with what they hold */
+      uint8_t same[8];
+      for (int i = 0; i < 8; i++) same[i] = part_byte(mpi_unit, (size_t)i, 0);
+      CHECK_OK(dart_put_handle(unit_gptr(g, mpi_unit, 0), same, 8,
+                               DART_TYPE_BYTE, DART_TYPE_BYTE, &h));
+      if (h != DART_HANDLE_NULL) {
+        dart_handle_t copy = h, copy2 = h;
+        int32_t fin = 7;
+        CHECK_OK(dart_handle_free(&h));
+        CHECK(h == DART_HANDLE_NULL);
+        INVAL("dart_wait", dart_wait(&copy));
+        INVAL("dart_test", dart_test(&copy2, &fin));
+        CHECK_EQ(fin, 7);
+        copy = copy2;
+        INVAL("dart_wait_local", dart_wait_local(&copy));
+        copy = copy2;
+        INVAL("dart_handle_free", dart_handle_free(&copy));
+        dart_handle_t arr[3] = {DART_HANDLE_NULL, copy2, DART_HANDLE_NULL};
+        INVAL("dart_waitall", dart_waitall(arr, 3));
+      }
+      CHECK_OK(dart_flush(unit_gptr(g, mpi_unit, 0)));
+    }
+  }
+
+  /* 16. getaddr of a freed segment (also in 4.), of a foreign team unit */
+  {
+    dart_gptr_t gf = DART_GPTR_NULL;
+    void *addr = (void *)&addr;
+    CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 64, DART_TYPE_BYTE,
+                                        &gf));
+    CHECK_OK(dart_team_memfree(gf));
+    INVAL("dart_gptr_getaddr", dart_gptr_getaddr(unit_gptr(gf, me, 0), &addr));
+    CHECK(addr == (void *)&addr || addr == NULL);
+    addr = (void *)&addr;
+    INVAL("dart_gptr_getaddr", dart_gptr_getaddr(unit_gptr(g, n, 0), &addr));
+    CHECK(addr == (void *)&addr || addr == NULL);
+  }
+
+  /* 17. setaddr outside the own part; flags above 255 */
+  {
+    dart_gptr_t gx = g;
+    const dart_gptr_t keep = gx;
+    int on_stack = 0;
+    INVAL("dart_gptr_setaddr", dart_gptr_setaddr(&gx, &on_stack));
+    CHECK_SAME_GPTR(gx, keep);
+    INVAL("dart_gptr_setaddr", dart_gptr_setaddr(&gx, mine - 1));
+    CHECK_SAME_GPTR(gx, keep);
+    INVAL("dart_gptr_setaddr",
+          dart_gptr_setaddr(&gx, mine + part_size(me) + 1));
+    CHECK_SAME_GPTR(gx, keep);
+    INVAL("dart_gptr_setaddr", dart_gptr_setaddr(&gx, NULL));
+    CHECK_SAME_GPTR(gx, keep);
+    INVAL("dart_gptr_setflags", dart_gptr_setflags(&gx, 256));
+    CHECK_SAME_GPTR(gx, keep);
+    /* still fine inside */
+    CHECK_OK(dart_gptr_setaddr(&gx, mine + part_size(me) - 1));
+    CHECK_EQ(gx.unitid, me);
+    CHECK_EQ(gx.addr_or_offs.offset, part_size(me) - 1);
+  }
+
+  /* nothing reached the allocation */
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  check_part(__LINE__, mine, part_size(me), 0, "after all bad calls");
+  check_dbuf(__LINE__);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  CHECK_OK(dart_team_memfree(g));
+  if (me == 0) printf("%d bad calls checked on unit 0\n", bad_calls);
+  fclose(log_file);
+  close(saved_stderr);
+  return dart_test_finish();
+}

@@ -1,0 +1,2 @@
+# Local pool (with growth), registration, allocators, gptr helpers, flags.
+dart_add_test(globmem SOURCES test_globmem.c)

@@ -1,0 +1,2 @@
+# Puts and gets of every size, completion variant and layout, all pairs.
+dart_add_test(onesided SOURCES test_onesided.c)
