@@ -252,6 +252,13 @@ dart_ret_t dart_allgatherv(const void *sendbuf, size_t nsendelem,
       null_buffer(__func__, recvbuf, total, "recvbuf"))
     return DART_ERR_INVAL;
   const void *send = sendbuf == recvbuf ? MPI_IN_PLACE : sendbuf;
+  if (team->size == 1) {
+    /* a copy; MPICH 4.0's MPI_Allgatherv ignores the displacement here */
+    if (send != MPI_IN_PLACE && nsendelem > 0)
+      memmove((char *)recvbuf + recvdispls[0] * t->elem_size, sendbuf,
+              nsendelem * t->elem_size);
+    return DART_OK;
+  }
   if (small) {
     int *counts = malloc(2 * (size_t)team->size * sizeof *counts);
     if (counts == NULL) return DART_ERR_NOMEM;
