@@ -8,6 +8,7 @@
 
 #include <dart/dart.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,31 @@ static inline void dart_test_fail(const char *file, int line, const char *what)
             what);
   }
   dart_test_failures++;
+}
+
+/* Fails at a line of the test with a formatted message. */
+static inline void dart_test_failf(const char *file, int line, const char *fmt,
+                                   ...) __attribute__((format(printf, 3, 4)));
+static inline void dart_test_failf(const char *file, int line, const char *fmt,
+                                   ...)
+{
+  char msg[600];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(msg, sizeof msg, fmt, args);
+  va_end(args);
+  dart_test_fail(file, line, msg);
+}
+#define FAIL_AT(line, ...) dart_test_failf(__FILE__, (line), __VA_ARGS__)
+#define FAILF(...) FAIL_AT(__LINE__, __VA_ARGS__)
+
+/* A well-mixed 64-bit hash (splitmix64's finaliser) for test patterns. */
+static inline uint64_t dart_test_mix64(uint64_t x)
+{
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
 }
 
 #define CHECK(cond)                                        \

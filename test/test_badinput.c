@@ -11,23 +11,10 @@
 #include "dart_test.h"
 
 #include <dart/dart_ext.h>
-#include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static int me, nunits;
-
-static void failf(int line, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void failf(int line, const char *fmt, ...)
-{
-  char msg[600];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dart_test_fail(__FILE__, line, msg);
-}
 
 /* ---- stderr capture: each bad call must log exactly one line ---- */
 
@@ -74,12 +61,12 @@ static void capture_end(int line, const char *call, const char *func,
     if (*p == '\n' && p[1] != '\0') *p = '|';
   if (r > 0 && text[r - 1] == '\n') text[r - 1] = '\0';
   if (got != want)
-    failf(line, "%s returned %d, not %d (log: \"%s\")", call, (int)got,
+    FAIL_AT(line, "%s returned %d, not %d (log: \"%s\")", call, (int)got,
           (int)want, text);
   if (lines != 1)
-    failf(line, "%s logged %d lines, not 1: \"%s\"", call, lines, text);
+    FAIL_AT(line, "%s logged %d lines, not 1: \"%s\"", call, lines, text);
   else if (strstr(text, func) == NULL)
-    failf(line, "%s: the log line does not name %s: \"%s\"", call, func,
+    FAIL_AT(line, "%s: the log line does not name %s: \"%s\"", call, func,
           text);
 }
 
@@ -114,7 +101,7 @@ static void check_part(int line, const uint8_t *p, size_t len, int gen,
 {
   for (size_t i = 0; i < len; i++) {
     if (p[i] != part_byte(me, i, gen)) {
-      failf(line, "%s: byte %zu of own part changed: 0x%02x, want 0x%02x",
+      FAIL_AT(line, "%s: byte %zu of own part changed: 0x%02x, want 0x%02x",
             what, i, p[i], part_byte(me, i, gen));
       return;
     }
@@ -125,7 +112,7 @@ static void check_dbuf(int line)
 {
   for (size_t i = 0; i < DBUF; i++) {
     if (dbuf[i] != 0xEE) {
-      failf(line, "get destination changed: byte %zu is 0x%02x", i, dbuf[i]);
+      FAIL_AT(line, "get destination changed: byte %zu is 0x%02x", i, dbuf[i]);
       memset(dbuf, 0xEE, DBUF);
       return;
     }
@@ -234,7 +221,7 @@ int main(int argc, char **argv)
   uint8_t *mine = NULL;
   CHECK_OK(dart_gptr_getaddr(unit_gptr(g, me, 0), (void **)&mine));
   if (mine == NULL) {
-    failf(__LINE__, "no own part");
+    FAIL_AT(__LINE__, "no own part");
     return dart_test_finish();
   }
   fill_part(mine, part_size(me), 0);

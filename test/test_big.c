@@ -7,44 +7,23 @@
  */
 #include "dart_test.h"
 
-#include <stdarg.h>
 
 #define BIG (((size_t)2 << 30) + 4096)
 #define GOFF ((size_t)4096) /* guard before and after the target range */
 #define FULL ((size_t)64 * 1024)
 #define MARK ((size_t)1 << 31)
 
-static void failf(int line, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void failf(int line, const char *fmt, ...)
-{
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dart_test_fail(__FILE__, line, msg);
-}
-
-static uint64_t mix64(uint64_t x)
-{
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-/* Byte i of the pattern: byte i % 8 of mix64(key * K + i / 8). */
+/* Byte i of the pattern: byte i % 8 of dart_test_mix64(key * K + i / 8). */
 static uint8_t pat(uint64_t key, size_t i)
 {
-  uint64_t v = mix64(key * 0xD6E8FEB86659FD93ull + i / 8);
+  uint64_t v = dart_test_mix64(key * 0xD6E8FEB86659FD93ull + i / 8);
   return ((const uint8_t *)&v)[i % 8];
 }
 
 static void fill_pattern(uint8_t *buf, size_t len, uint64_t key)
 {
   for (size_t w = 0; w < len / 8; w++) {
-    uint64_t v = mix64(key * 0xD6E8FEB86659FD93ull + w);
+    uint64_t v = dart_test_mix64(key * 0xD6E8FEB86659FD93ull + w);
     memcpy(buf + 8 * w, &v, 8);
   }
   for (size_t i = len / 8 * 8; i < len; i++) buf[i] = pat(key, i);
@@ -91,7 +70,7 @@ static void check_samples(int line, uint8_t *buf, uint64_t key,
   first_bad = (size_t)-1;
   size_t bad = for_samples(buf, BIG, key, check_one);
   if (bad) {
-    failf(line, "%s: %zu sampled bytes wrong, the first at %zu (0x%02x, want "
+    FAIL_AT(line, "%s: %zu sampled bytes wrong, the first at %zu (0x%02x, want "
                 "0x%02x)",
           what, bad, first_bad, buf[first_bad], pat(key, first_bad));
   }
@@ -101,7 +80,7 @@ static void check_guards(int line, const uint8_t *part, const char *what)
 {
   for (size_t i = 0; i < GOFF; i++) {
     if (part[i] != 0xA5 || part[GOFF + BIG + i] != 0xA5) {
-      failf(line, "%s: guard byte %zu %s the target range changed", what, i,
+      FAIL_AT(line, "%s: guard byte %zu %s the target range changed", what, i,
             part[i] != 0xA5 ? "before" : "after");
       return;
     }

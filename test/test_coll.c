@@ -13,13 +13,6 @@
 static int nunits;
 static int me;
 
-#define FAILF(...)                                        \
-  do {                                                    \
-    char failf_msg_[256];                                 \
-    snprintf(failf_msg_, sizeof failf_msg_, __VA_ARGS__); \
-    dart_test_fail(__FILE__, __LINE__, failf_msg_);       \
-  } while (0)
-
 /* ---- typed element access through int64_t ---- */
 
 static const char *type_name(dart_datatype_t dt)
@@ -99,14 +92,6 @@ static int64_t get_val(const void *buf, dart_datatype_t dt, size_t k)
   return (int64_t)d;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 /* The value unit u contributes at element k for operation op. */
 static int64_t contrib(dart_operation_t op, dart_datatype_t dt, int u, int k)
 {
@@ -116,8 +101,8 @@ static int64_t contrib(dart_operation_t op, dart_datatype_t dt, int u, int k)
   if (dt == DART_TYPE_ULONGLONG) off = (int64_t)1 << 40;
   int bits = type_bits(dt);
   uint64_t mask = bits == 64 ? ~0ULL : ((1ULL << bits) - 1);
-  uint64_t h1 = mix64((uint64_t)u * 131 + (uint64_t)k * 7 + 1);
-  uint64_t h2 = mix64(h1), h3 = mix64(h2);
+  uint64_t h1 = dart_test_mix64((uint64_t)u * 131 + (uint64_t)k * 7 + 1);
+  uint64_t h2 = dart_test_mix64(h1), h3 = dart_test_mix64(h2);
   int truth;
   switch (op) {
   case DART_OP_MIN:

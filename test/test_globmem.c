@@ -7,38 +7,17 @@
 #include "dart_test.h"
 
 #include <dart/dart_ext.h>
-#include <stdarg.h>
 
 static int me, nunits;
 static int *node_of;
 
-static void failf(int line, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void failf(int line, const char *fmt, ...)
-{
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dart_test_fail(__FILE__, line, msg);
-}
-
-static uint64_t mix64(uint64_t x)
-{
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 /* Bytes [from, from + len) of the pattern of key, whose byte i is byte
- * i % 8 of mix64(key * K + i / 8). */
+ * i % 8 of dart_test_mix64(key * K + i / 8). */
 static void fill_range(uint8_t *buf, size_t from, size_t len, uint64_t key)
 {
   for (size_t i = 0; i < len;) {
     const size_t pos = from + i, b = pos % 8;
-    const uint64_t v = mix64(key * 0xD6E8FEB86659FD93ull + pos / 8);
+    const uint64_t v = dart_test_mix64(key * 0xD6E8FEB86659FD93ull + pos / 8);
     size_t k = 8 - b;
     if (k > len - i) k = len - i;
     memcpy(buf + i, (const uint8_t *)&v + b, k);
@@ -62,7 +41,7 @@ static void check_bytes(int line, const uint8_t *got, const uint8_t *want,
       bad++;
     }
   }
-  failf(line, "%s: %zu of %zu bytes wrong, first at %zu: 0x%02x, want 0x%02x",
+  FAIL_AT(line, "%s: %zu of %zu bytes wrong, first at %zu: 0x%02x, want 0x%02x",
         what, bad, len, first, got[first], want[first]);
 }
 
@@ -133,7 +112,7 @@ static void test_memalloc(void)
                                DART_TYPE_INT));
     for (size_t i = 0; i < tlen; i++) {
       if (la[i] != (long)(t * 100000 + (int)i)) {
-        failf(__LINE__, "memalloc block of unit %d: long %zu is %ld", t, i,
+        FAIL_AT(__LINE__, "memalloc block of unit %d: long %zu is %ld", t, i,
               la[i]);
         break;
       }
@@ -161,7 +140,7 @@ static void test_memalloc(void)
     long want = (long)(me * 100000 + (int)i);
     if ((int)i < n && (int)i < 100) want = -(long)(i + 1) * 1000 - me;
     if (pa[i] != want) {
-      failf(__LINE__, "own memalloc block: long %zu is %ld, want %ld", i,
+      FAIL_AT(__LINE__, "own memalloc block: long %zu is %ld, want %ld", i,
             pa[i], want);
     }
   }
@@ -196,7 +175,7 @@ static void test_pool_growth(void)
   uint8_t *tmp = malloc(BLK), *want = malloc(BLK), *got = malloc(BLK);
   char what[160];
   if (!tmp || !want || !got) {
-    failf(__LINE__, "malloc failed");
+    FAIL_AT(__LINE__, "malloc failed");
     return;
   }
   for (int i = 0; i < NBLK; i++) {
@@ -231,7 +210,7 @@ static void test_pool_growth(void)
        * peers (growth is local, so it cannot extend the shared window) */
       const int want = expected_path(t);
       if ((int)path != want && !(want == DART_PATH_SHM && path == DART_PATH_MPI))
-        failf(__LINE__, "pool block %d of unit %d: path %d, expected %d", i,
+        FAIL_AT(__LINE__, "pool block %d of unit %d: path %d, expected %d", i,
               t, (int)path, want);
       const size_t offs[3] = {0, BLK / 2 + 3, BLK - PIECE};
       for (int k = 0; k < 3; k++) {
@@ -336,7 +315,7 @@ static void exercise_registered(dart_gptr_t g, uint64_t *buf, size_t words,
     uint64_t want = ((uint64_t)tag << 40) | ((uint64_t)me << 20) | 0x80000u |
                     (uint64_t)s;
     if (buf[s] != want)
-      failf(__LINE__, "registered memory (tag %d): word of unit %d is 0x%llx",
+      FAIL_AT(__LINE__, "registered memory (tag %d): word of unit %d is 0x%llx",
             tag, s, (unsigned long long)buf[s]);
   }
   CHECK_OK(dart_barrier(DART_TEAM_ALL));

@@ -7,14 +7,6 @@
 
 static int nunits;
 
-/* Fails at the caller's line with a formatted message. */
-#define FAILF(line, ...)                                  \
-  do {                                                    \
-    char failf_msg_[256];                                 \
-    snprintf(failf_msg_, sizeof failf_msg_, __VA_ARGS__); \
-    dart_test_fail(__FILE__, (line), failf_msg_);         \
-  } while (0)
-
 /*
  * Checks that g holds exactly the units with want[u] != 0 (u < nunits):
  * size, getmembers (sorted, no write past the end) and ismember.
@@ -29,27 +21,27 @@ static void check_group_at(dart_group_t g, const int *want, const char *what,
   size_t size = 9999;
   dart_ret_t ret = dart_group_size(g, &size);
   if (ret != DART_OK) {
-    FAILF(line, "%s: dart_group_size returned %d", what, (int)ret);
+    FAIL_AT(line, "%s: dart_group_size returned %d", what, (int)ret);
     return;
   }
   if (size != nwant) {
-    FAILF(line, "%s: size %zu, want %zu", what, size, nwant);
+    FAIL_AT(line, "%s: size %zu, want %zu", what, size, nwant);
     return;
   }
   dart_global_unit_t *mem = malloc((size + 1) * sizeof *mem);
   for (size_t i = 0; i <= size; i++) mem[i].id = -77;
   ret = dart_group_getmembers(g, mem);
   if (ret != DART_OK) {
-    FAILF(line, "%s: dart_group_getmembers returned %d", what, (int)ret);
+    FAIL_AT(line, "%s: dart_group_getmembers returned %d", what, (int)ret);
   } else {
     if (mem[size].id != -77) {
-      FAILF(line, "%s: getmembers wrote past %zu members", what, size);
+      FAIL_AT(line, "%s: getmembers wrote past %zu members", what, size);
     }
     size_t i = 0;
     for (int u = 0; u < nunits; u++) {
       if (!want[u]) continue;
       if (mem[i].id != u) {
-        FAILF(line, "%s: member %zu is %d, want %d", what, i, (int)mem[i].id,
+        FAIL_AT(line, "%s: member %zu is %d, want %d", what, i, (int)mem[i].id,
               u);
         break;
       }
@@ -61,10 +53,10 @@ static void check_group_at(dart_group_t g, const int *want, const char *what,
     int32_t is = -1;
     ret = dart_group_ismember(g, DART_GLOBAL_UNIT_ID(u), &is);
     if (ret != DART_OK) {
-      FAILF(line, "%s: dart_group_ismember(%d) returned %d", what, u,
+      FAIL_AT(line, "%s: dart_group_ismember(%d) returned %d", what, u,
             (int)ret);
     } else if ((is != 0) != (want[u] != 0)) {
-      FAILF(line, "%s: ismember(%d) = %d, want %d", what, u, (int)is,
+      FAIL_AT(line, "%s: ismember(%d) = %d, want %d", what, u, (int)is,
             want[u] != 0);
     }
   }
@@ -105,24 +97,24 @@ static void check_split_at(dart_group_t g, const int *mask, size_t n, int line)
   size_t nout = 9999;
   dart_ret_t ret = dart_group_split(g, n, &nout, gout);
   if (ret != DART_OK) {
-    FAILF(line, "dart_group_split(m=%zu, n=%zu) returned %d", m, n, (int)ret);
+    FAIL_AT(line, "dart_group_split(m=%zu, n=%zu) returned %d", m, n, (int)ret);
     free(gout);
     free(sorted);
     return;
   }
   if (nout != want_nout) {
-    FAILF(line, "dart_group_split(m=%zu, n=%zu): nout %zu, want %zu", m, n,
+    FAIL_AT(line, "dart_group_split(m=%zu, n=%zu): nout %zu, want %zu", m, n,
           nout, want_nout);
   }
   if (gout[n] != (dart_group_t)(uintptr_t)0x1) {
-    FAILF(line, "dart_group_split(m=%zu, n=%zu) wrote gout[n]", m, n);
+    FAIL_AT(line, "dart_group_split(m=%zu, n=%zu) wrote gout[n]", m, n);
   }
   int *want = malloc((size_t)nunits * sizeof *want);
   for (size_t i = 0; i < n; i++) {
     char what[96];
     snprintf(what, sizeof what, "split(m=%zu, n=%zu) group %zu", m, n, i);
     if (gout[i] == NULL) {
-      FAILF(line, "%s was not created", what);
+      FAIL_AT(line, "%s was not created", what);
       continue;
     }
     memset(want, 0, (size_t)nunits * sizeof *want);

@@ -8,7 +8,6 @@
  */
 #include "dart_test.h"
 
-#include <stdarg.h>
 
 #define GUARD 64       /* guard bytes before and after each slot's payload */
 #define TARGET_FILL 0xA5 /* untouched bytes of target memory */
@@ -37,14 +36,6 @@ static const char *const var_name[NVAR] = {
 
 /* ---- patterns and checks ---- */
 
-static uint64_t mix64(uint64_t x)
-{
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 static uint64_t key_of(int tag, int dir, int src, int dst, int size_idx,
                        int var)
 {
@@ -52,7 +43,7 @@ static uint64_t key_of(int tag, int dir, int src, int dst, int size_idx,
            (uint64_t)dst) * 64 + (uint64_t)size_idx) * 64 + (uint64_t)var + 1;
 }
 
-/* Random words, made once; the pattern of key is these words XOR mix64(key)
+/* Random words, made once; the pattern of key is these words XOR dart_test_mix64(key)
  * (cheap for megabytes, different for every key in every word, and never
  * the same after a shift). */
 #define PTAB_WORDS (((size_t)4 << 20) / 8 + 1)
@@ -65,13 +56,13 @@ static void ptab_init(void)
     fprintf(stderr, "out of memory\n");
     exit(1);
   }
-  for (size_t w = 0; w < PTAB_WORDS; w++) ptab[w] = mix64(0x5EED0000u + w);
+  for (size_t w = 0; w < PTAB_WORDS; w++) ptab[w] = dart_test_mix64(0x5EED0000u + w);
 }
 
-/* Byte i of the pattern is byte i % 8 of ptab[i / 8] ^ mix64(key). */
+/* Byte i of the pattern is byte i % 8 of ptab[i / 8] ^ dart_test_mix64(key). */
 static void fill_pattern(uint8_t *buf, size_t len, uint64_t key)
 {
-  const uint64_t k = mix64(key);
+  const uint64_t k = dart_test_mix64(key);
   const size_t nw = len / 8;
   if (nw >= PTAB_WORDS) {
     fprintf(stderr, "test bug: pattern of %zu bytes\n", len);
@@ -87,18 +78,6 @@ static void fill_pattern(uint8_t *buf, size_t len, uint64_t key)
   }
 }
 
-static void failf(int line, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void failf(int line, const char *fmt, ...)
-{
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dart_test_fail(__FILE__, line, msg);
-}
-
 /* Compares len bytes; one failure line per region with the first mismatch. */
 static int check_bytes(int line, const uint8_t *got, const uint8_t *want,
                        size_t len, const char *what)
@@ -111,7 +90,7 @@ static int check_bytes(int line, const uint8_t *got, const uint8_t *want,
       bad++;
     }
   }
-  failf(line, "%s: %zu of %zu bytes wrong, first at %zu: got 0x%02x want 0x%02x",
+  FAIL_AT(line, "%s: %zu of %zu bytes wrong, first at %zu: got 0x%02x want 0x%02x",
         what, bad, len, first, got[first], want[first]);
   return 0;
 }
@@ -121,7 +100,7 @@ static int check_fill(int line, const uint8_t *got, size_t len, uint8_t value,
 {
   for (size_t i = 0; i < len; i++) {
     if (got[i] != value) {
-      failf(line, "%s: byte %zu of %zu is 0x%02x, want untouched 0x%02x",
+      FAIL_AT(line, "%s: byte %zu of %zu is 0x%02x, want untouched 0x%02x",
             what, i, len, got[i], value);
       return 0;
     }
@@ -227,11 +206,11 @@ static void test_until_done(dart_handle_t *h, int n)
     while (!fin && spins++ < MAX_TEST_SPINS) {
       dart_ret_t r = dart_test(&h[t], &fin);
       if (r != DART_OK) {
-        failf(__LINE__, "dart_test returned %d", (int)r);
+        FAIL_AT(__LINE__, "dart_test returned %d", (int)r);
         break;
       }
       if (!fin && h[t] == DART_HANDLE_NULL) {
-        failf(__LINE__, "dart_test: not finished but handle NULL");
+        FAIL_AT(__LINE__, "dart_test: not finished but handle NULL");
         break;
       }
     }
@@ -247,7 +226,7 @@ static void testall_until_done(dart_handle_t *arr, size_t len)
   while (!fin && spins++ < MAX_TEST_SPINS) {
     dart_ret_t r = dart_testall(arr, len, &fin);
     if (r != DART_OK) {
-      failf(__LINE__, "dart_testall returned %d", (int)r);
+      FAIL_AT(__LINE__, "dart_testall returned %d", (int)r);
       break;
     }
   }
@@ -376,7 +355,7 @@ static void put_phase(ctx_t *c, const xfer_t *x, const int *vars, int nv)
   const int n = c->n;
   char what[160];
   if ((size_t)n * nv * st > c->need) {
-    failf(__LINE__, "test bug: phase needs %zu bytes", (size_t)n * nv * st);
+    FAIL_AT(__LINE__, "test bug: phase needs %zu bytes", (size_t)n * nv * st);
     return;
   }
   memset(c->mine, TARGET_FILL, (size_t)n * nv * st);
@@ -413,7 +392,7 @@ static void get_phase(ctx_t *c, const xfer_t *x, const int *vars, int nv)
   const int n = c->n;
   char what[160];
   if ((size_t)n * nv * st > c->need) {
-    failf(__LINE__, "test bug: phase needs %zu bytes", (size_t)n * nv * st);
+    FAIL_AT(__LINE__, "test bug: phase needs %zu bytes", (size_t)n * nv * st);
     return;
   }
   memset(c->mine, TARGET_FILL, (size_t)n * nv * st);
@@ -498,7 +477,7 @@ static size_t layout_span(const layout_t *L, size_t nelem)
 
 static uint64_t elem_value(uint64_t key, size_t pos, size_t esize)
 {
-  uint64_t v = mix64(key * 0xA24BAED4963EE407ull + pos);
+  uint64_t v = dart_test_mix64(key * 0xA24BAED4963EE407ull + pos);
   return esize == 8 ? v : (v & 0xffffffffu);
 }
 
@@ -528,7 +507,7 @@ static void nc_phase(ctx_t *c, int dir, const combo_t *cb, int ncb)
   const size_t region = (size_t)n * ncb * NC_SLOT;
   char what[200];
   if (region > c->need) {
-    failf(__LINE__, "test bug: nc phase needs %zu bytes", region);
+    FAIL_AT(__LINE__, "test bug: nc phase needs %zu bytes", region);
     return;
   }
   const uint8_t tfill = TARGET_FILL, lfill = LOCAL_FILL;

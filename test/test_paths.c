@@ -13,7 +13,6 @@
 #include "dart_test.h"
 
 #include <dart/dart_ext.h>
-#include <stdarg.h>
 #include <unistd.h>
 
 #define HOST_LEN 64
@@ -21,18 +20,6 @@
 static int me, nunits;
 static int *node_of;   /* (emulated) node of each global unit */
 static int shm_off;    /* DART_SHM=0: node peers go through MPI too */
-
-static void failf(int line, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void failf(int line, const char *fmt, ...)
-{
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dart_test_fail(__FILE__, line, msg);
-}
 
 static const char *pname(int p)
 {
@@ -67,7 +54,7 @@ static void check_delta(int line, const uint64_t before[DART_PATH_COUNT],
   for (int p = 0; p < DART_PATH_COUNT; p++) {
     uint64_t want = p == path ? n : 0;
     if (now[p] - before[p] != want) {
-      failf(line,
+      FAIL_AT(line,
             "%s to unit %d (expected path %s): %s counter rose by %llu, not "
             "%llu",
             what, target, pname(path), pname(p),
@@ -85,7 +72,7 @@ static void check_route(int line, dart_gptr_t g, int gu, int registered,
   dart_path_t path = DART_PATH_COUNT;
   CHECK_OK(dart_gptr_path(g, &path));
   if ((int)path != want) {
-    failf(line, "%s: dart_gptr_path to unit %d (my node %d, its node %d) is "
+    FAIL_AT(line, "%s: dart_gptr_path to unit %d (my node %d, its node %d) is "
                 "%s, expected %s",
           what, gu, node_of[me], node_of[gu], pname((int)path), pname(want));
   }
@@ -94,13 +81,13 @@ static void check_route(int line, dart_gptr_t g, int gu, int registered,
   CHECK_OK(dart_gptr_getaddr_shared(g, &s));
   if (gu == me) {
     if (a == NULL || s != a)
-      failf(line, "%s: own part: getaddr %p, getaddr_shared %p", what, a, s);
+      FAIL_AT(line, "%s: own part: getaddr %p, getaddr_shared %p", what, a, s);
   } else {
     if (a != NULL)
-      failf(line, "%s: dart_gptr_getaddr of unit %d's part is %p, not NULL",
+      FAIL_AT(line, "%s: dart_gptr_getaddr of unit %d's part is %p, not NULL",
             what, gu, a);
     if ((want == DART_PATH_SHM) != (s != NULL))
-      failf(line, "%s: dart_gptr_getaddr_shared of unit %d's part (path %s) "
+      FAIL_AT(line, "%s: dart_gptr_getaddr_shared of unit %d's part (path %s) "
                   "is %p",
             what, gu, pname(want), s);
   }
@@ -111,7 +98,7 @@ static void check_route(int line, dart_gptr_t g, int gu, int registered,
     dart_gptr_incaddr(&g8, 8);
     CHECK_OK(dart_gptr_getaddr_shared(g8, &s8));
     if (s8 != (char *)s + 8)
-      failf(line, "%s: getaddr_shared(gptr + 8) is %p, not %p + 8", what, s8,
+      FAIL_AT(line, "%s: getaddr_shared(gptr + 8) is %p, not %p + 8", what, s8,
             s);
   }
 }
@@ -246,7 +233,7 @@ static void exercise(const space_t *sp, const dart_gptr_t *ptrs,
   for (int s = 0; s < n; s++) {
     for (int w = 0; w < 8; w++) {
       if (mine[8 * s + w] != val(s, sp->tme, w, sp->tag)) {
-        failf(__LINE__, "%s: word %d of unit %d's slot in my part is 0x%llx",
+        FAIL_AT(__LINE__, "%s: word %d of unit %d's slot in my part is 0x%llx",
               sp->what, w, sp->glob[s], (unsigned long long)mine[8 * s + w]);
       }
     }
@@ -254,7 +241,7 @@ static void exercise(const space_t *sp, const dart_gptr_t *ptrs,
                        DART_PATH_MPI;
     const uint64_t want = direct ? val(s, sp->tme, 99, sp->tag) : 0;
     if (mine[16 * n + s] != want) {
-      failf(__LINE__, "%s: word stored by unit %d (path %s) through "
+      FAIL_AT(__LINE__, "%s: word stored by unit %d (path %s) through "
                       "getaddr_shared is 0x%llx, want 0x%llx",
             sp->what, sp->glob[s],
             pname(expected_path(sp->glob[s], sp->registered)),
@@ -361,7 +348,7 @@ int main(int argc, char **argv)
         int same_host = strcmp(hosts + u * HOST_LEN, hosts + v * HOST_LEN) == 0;
         int want_same = same_host && (upn <= 0 || u / upn == v / upn);
         if ((node_of[u] == node_of[v]) != want_same) {
-          failf(__LINE__, "units %d and %d: nodes %d and %d, but %s "
+          FAIL_AT(__LINE__, "units %d and %d: nodes %d and %d, but %s "
                           "(DART_UNITS_PER_NODE=%d)",
                 u, v, node_of[u], node_of[v],
                 want_same ? "should share one" : "should not", upn);

@@ -17,29 +17,22 @@ static int nseen;
 static dart_team_t live[64]; /* ids of the teams this unit is in now */
 static int nlive;
 
-#define FAILF(line, ...)                                  \
-  do {                                                    \
-    char failf_msg_[256];                                 \
-    snprintf(failf_msg_, sizeof failf_msg_, __VA_ARGS__); \
-    dart_test_fail(__FILE__, (line), failf_msg_);         \
-  } while (0)
-
 /* A new team id this unit got as a member: valid, unique, never seen. */
 static void note_new_team(dart_team_t t, const char *what, int line)
 {
   if (t == DART_TEAM_NULL || t == DART_TEAM_ALL) {
-    FAILF(line, "%s: member got team id %d", what, (int)t);
+    FAIL_AT(line, "%s: member got team id %d", what, (int)t);
     return;
   }
   for (int i = 0; i < nlive; i++) {
     if (live[i] == t) {
-      FAILF(line, "%s: team id %d is already the id of a live team", what,
+      FAIL_AT(line, "%s: team id %d is already the id of a live team", what,
             (int)t);
     }
   }
   for (int i = 0; i < nseen; i++) {
     if (seen[i] == t) {
-      FAILF(line, "%s: team id %d was used before (ids must stay unique)",
+      FAIL_AT(line, "%s: team id %d was used before (ids must stay unique)",
             what, (int)t);
       break;
     }
@@ -80,12 +73,12 @@ static dart_team_t create_team_at(dart_team_t parent, const int *mask,
   dart_team_t t = (dart_team_t)-99;
   dart_ret_t ret = dart_team_create(parent, g, &t);
   if (ret != DART_OK) {
-    FAILF(line, "%s: dart_team_create returned %d", what, (int)ret);
+    FAIL_AT(line, "%s: dart_team_create returned %d", what, (int)ret);
     t = DART_TEAM_NULL;
   } else if (mask[me]) {
     note_new_team(t, what, line);
   } else if (t != DART_TEAM_NULL) {
-    FAILF(line, "%s: non-member got team id %d, not DART_TEAM_NULL", what,
+    FAIL_AT(line, "%s: non-member got team id %d, not DART_TEAM_NULL", what,
           (int)t);
   }
   CHECK_OK(dart_group_destroy(&g));
@@ -102,7 +95,7 @@ static void check_group_at(dart_group_t g, const int *mask, const char *what,
   for (int u = 0; u < nunits; u++) m += mask[u] != 0;
   CHECK_OK(dart_group_size(g, &s));
   if (s != m) {
-    FAILF(line, "%s: group size %zu, want %zu", what, s, m);
+    FAIL_AT(line, "%s: group size %zu, want %zu", what, s, m);
     return;
   }
   dart_global_unit_t *mem = malloc((m + 1) * sizeof *mem);
@@ -111,7 +104,7 @@ static void check_group_at(dart_group_t g, const int *mask, const char *what,
   for (int u = 0; u < nunits; u++) {
     if (!mask[u]) continue;
     if (mem[i].id != u) {
-      FAILF(line, "%s: group member %zu is %d, want %d", what, i,
+      FAIL_AT(line, "%s: group member %zu is %d, want %d", what, i,
             (int)mem[i].id, u);
       break;
     }
@@ -136,27 +129,27 @@ static void check_team_at(dart_team_t t, const int *mask, const char *what,
     members[m++] = u;
   }
   if (myrank < 0) {
-    FAILF(line, "%s: test error, check_team called by a non-member", what);
+    FAIL_AT(line, "%s: test error, check_team called by a non-member", what);
     free(members);
     return;
   }
   size_t size = 0;
   dart_ret_t ret = dart_team_size(t, &size);
   if (ret != DART_OK || size != (size_t)m) {
-    FAILF(line, "%s: dart_team_size returned %d, size %zu, want %d", what,
+    FAIL_AT(line, "%s: dart_team_size returned %d, size %zu, want %d", what,
           (int)ret, size, m);
   }
   dart_team_unit_t tu = {-5};
   ret = dart_team_myid(t, &tu);
   if (ret != DART_OK || tu.id != myrank) {
-    FAILF(line, "%s: dart_team_myid returned %d, id %d, want %d", what,
+    FAIL_AT(line, "%s: dart_team_myid returned %d, id %d, want %d", what,
           (int)ret, (int)tu.id, myrank);
   }
   for (int i = 0; i < m; i++) {
     dart_global_unit_t gu = {-5};
     ret = dart_team_unit_l2g(t, DART_TEAM_UNIT_ID(i), &gu);
     if (ret != DART_OK || gu.id != members[i]) {
-      FAILF(line, "%s: l2g(%d) returned %d, id %d, want %d", what, i,
+      FAIL_AT(line, "%s: l2g(%d) returned %d, id %d, want %d", what, i,
             (int)ret, (int)gu.id, members[i]);
     }
   }
@@ -165,12 +158,12 @@ static void check_team_at(dart_team_t t, const int *mask, const char *what,
     ret = dart_team_unit_g2l(t, DART_GLOBAL_UNIT_ID(u), &lu);
     if (mask[u]) {
       if (ret != DART_OK || lu.id != i) {
-        FAILF(line, "%s: g2l(%d) returned %d, id %d, want %d", what, u,
+        FAIL_AT(line, "%s: g2l(%d) returned %d, id %d, want %d", what, u,
               (int)ret, (int)lu.id, i);
       }
       i++;
     } else if (ret != DART_ERR_NOTFOUND) {
-      FAILF(line, "%s: g2l(non-member %d) returned %d, want NOTFOUND", what,
+      FAIL_AT(line, "%s: g2l(non-member %d) returned %d, want NOTFOUND", what,
             u, (int)ret);
     }
   }
@@ -178,19 +171,19 @@ static void check_team_at(dart_team_t t, const int *mask, const char *what,
     dart_global_unit_t gu;
     ret = dart_team_unit_l2g(t, DART_TEAM_UNIT_ID(m), &gu);
     if (ret != DART_ERR_INVAL) {
-      FAILF(line, "%s: l2g(size %d) returned %d, want INVAL", what, m,
+      FAIL_AT(line, "%s: l2g(size %d) returned %d, want INVAL", what, m,
             (int)ret);
     }
     ret = dart_team_unit_l2g(t, DART_TEAM_UNIT_ID(-1), &gu);
     if (ret != DART_ERR_INVAL) {
-      FAILF(line, "%s: l2g(-1) returned %d, want INVAL", what, (int)ret);
+      FAIL_AT(line, "%s: l2g(-1) returned %d, want INVAL", what, (int)ret);
     }
   }
   {
     dart_group_t g = NULL;
     ret = dart_team_get_group(t, &g);
     if (ret != DART_OK || g == NULL) {
-      FAILF(line, "%s: dart_team_get_group returned %d", what, (int)ret);
+      FAIL_AT(line, "%s: dart_team_get_group returned %d", what, (int)ret);
     } else {
       check_group_at(g, mask, what, line);
       CHECK_OK(dart_group_destroy(&g));
@@ -198,7 +191,7 @@ static void check_team_at(dart_team_t t, const int *mask, const char *what,
   }
 
   ret = dart_barrier(t);
-  if (ret != DART_OK) FAILF(line, "%s: barrier returned %d", what, (int)ret);
+  if (ret != DART_OK) FAIL_AT(line, "%s: barrier returned %d", what, (int)ret);
 
   for (int r = 0; r < m; r++) {
     int buf[3];
@@ -207,12 +200,12 @@ static void check_team_at(dart_team_t t, const int *mask, const char *what,
     }
     ret = dart_bcast(buf, 3, DART_TYPE_INT, DART_TEAM_UNIT_ID(r), t);
     if (ret != DART_OK) {
-      FAILF(line, "%s: bcast(root %d) returned %d", what, r, (int)ret);
+      FAIL_AT(line, "%s: bcast(root %d) returned %d", what, r, (int)ret);
       continue;
     }
     for (int j = 0; j < 3; j++) {
       if (buf[j] != members[r] * 100 + 7 * r + j) {
-        FAILF(line, "%s: bcast(root %d) element %d is %d, want %d", what, r,
+        FAIL_AT(line, "%s: bcast(root %d) element %d is %d, want %d", what, r,
               j, buf[j], members[r] * 100 + 7 * r + j);
         break;
       }
@@ -225,14 +218,14 @@ static void check_team_at(dart_team_t t, const int *mask, const char *what,
   for (int i = 0; i < m; i++) want_sum += members[i];
   if (ret != DART_OK || sum[0] != want_sum ||
       sum[1] != (long)m * (m - 1) / 2) {
-    FAILF(line, "%s: allreduce returned %d, sums %ld %ld, want %ld %ld", what,
+    FAIL_AT(line, "%s: allreduce returned %d, sums %ld %ld, want %ld %ld", what,
           (int)ret, sum[0], sum[1], want_sum, (long)m * (m - 1) / 2);
   }
   int tid = t, tmin = -999, tmax = -999;
   CHECK_OK(dart_allreduce(&tid, &tmin, 1, DART_TYPE_INT, DART_OP_MIN, t));
   CHECK_OK(dart_allreduce(&tid, &tmax, 1, DART_TYPE_INT, DART_OP_MAX, t));
   if (tmin != tid || tmax != tid) {
-    FAILF(line, "%s: members disagree on the team id (%d..%d, mine %d)", what,
+    FAIL_AT(line, "%s: members disagree on the team id (%d..%d, mine %d)", what,
           tmin, tmax, tid);
   }
   free(members);
@@ -245,10 +238,10 @@ static void destroy_team_at(dart_team_t *t, int check_stale, int line)
   dart_team_t old = *t;
   dart_ret_t ret = dart_team_destroy(t);
   if (ret != DART_OK) {
-    FAILF(line, "dart_team_destroy(%d) returned %d", (int)old, (int)ret);
+    FAIL_AT(line, "dart_team_destroy(%d) returned %d", (int)old, (int)ret);
   }
   if (*t != DART_TEAM_NULL) {
-    FAILF(line, "dart_team_destroy(%d) left the id as %d", (int)old, (int)*t);
+    FAIL_AT(line, "dart_team_destroy(%d) left the id as %d", (int)old, (int)*t);
   }
   note_destroyed(old);
   if (check_stale) {
@@ -256,12 +249,12 @@ static void destroy_team_at(dart_team_t *t, int check_stale, int line)
     dart_team_unit_t tu;
     ret = dart_team_size(old, &s);
     if (ret != DART_ERR_INVAL) {
-      FAILF(line, "dart_team_size(destroyed team %d) returned %d, want INVAL",
+      FAIL_AT(line, "dart_team_size(destroyed team %d) returned %d, want INVAL",
             (int)old, (int)ret);
     }
     ret = dart_team_myid(old, &tu);
     if (ret != DART_ERR_INVAL) {
-      FAILF(line, "dart_team_myid(destroyed team %d) returned %d, want INVAL",
+      FAIL_AT(line, "dart_team_myid(destroyed team %d) returned %d, want INVAL",
             (int)old, (int)ret);
     }
   }
@@ -393,7 +386,7 @@ int main(int argc, char **argv)
       CHECK_OK(dart_get_blocking(got, there, 16, DART_TYPE_INT, DART_TYPE_INT));
       for (int j = 0; j < 16; j++) {
         if (got[j] != gnext.id * 1000 + j) {
-          FAILF(__LINE__, "alloc team: element %d of unit %d is %d, want %d",
+          FAIL_AT(__LINE__, "alloc team: element %d of unit %d is %d, want %d",
                 j, (int)gnext.id, got[j], gnext.id * 1000 + j);
           break;
         }

@@ -9,13 +9,6 @@
 static int nunits;
 static int me;
 
-#define FAILF(...)                                        \
-  do {                                                    \
-    char failf_msg_[256];                                 \
-    snprintf(failf_msg_, sizeof failf_msg_, __VA_ARGS__); \
-    dart_test_fail(__FILE__, __LINE__, failf_msg_);       \
-  } while (0)
-
 static void dummy_op(const void *invec, void *inoutvec, size_t len,
                      void *user_data)
 {
