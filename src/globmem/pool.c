@@ -40,11 +40,23 @@ typedef struct {
   dart__ralloc_t ra;
 } chunk_t;
 
+/* Another unit's grown chunk as read from its directory (valid once size
+ * is nonzero: entries are written once and never change). */
+typedef struct {
+  MPI_Aint disp;
+  _Atomic uint64_t size;
+} remote_chunk_t;
+
+/*
+ * Lookups of grown chunks take no lock: our own chunks are published by
+ * nchunks (release) after they are filled in, and other units' entries by
+ * their size. Allocation and free take the lock.
+ */
 static struct {
   chunk_t chunk[DART__POOL_MAX_CHUNKS]; /* 0: the pool part itself */
-  int nchunks;
+  _Atomic int nchunks;
   pool_dir_t *dir;
-  dart__route_t **remote; /* per unit, lazily: routes of its grown chunks */
+  _Atomic(remote_chunk_t *) *remote; /* per unit, on first use */
   mtx_t lock;
 } pool;
 
@@ -84,7 +96,7 @@ void dart__globmem__pool_fini(void)
       munmap(pool.chunk[c].base, pool.chunk[c].size);
     }
   }
-  for (int u = 0; u < all->size; u++) free(pool.remote[u]);
+  for (int u = 0; u < all->size; u++) free(atomic_load(&pool.remote[u]));
   free(pool.remote);
   mtx_destroy(&pool.lock);
   dart__globmem__seg_destroy(all->segs.pool);
@@ -129,9 +141,10 @@ static int pool_grow(size_t bytes)
   /* publish: the entry first, then the count that makes it valid */
   pool.dir->chunk[pool.nchunks - 1].disp = (uint64_t)disp;
   pool.dir->chunk[pool.nchunks - 1].size = size;
-  atomic_store_explicit(&pool.dir->nchunks, (uint64_t)pool.nchunks,
-                        memory_order_release);
-  return pool.nchunks++;
+  int c = pool.nchunks;
+  atomic_store_explicit(&pool.dir->nchunks, (uint64_t)c, memory_order_release);
+  atomic_store_explicit(&pool.nchunks, c + 1, memory_order_release);
+  return c;
 }
 
 dart_ret_t dart_memalloc(size_t nelem, dart_datatype_t dtype,
@@ -200,9 +213,9 @@ dart_ret_t dart_memfree(dart_gptr_t gptr)
   return DART_OK;
 }
 
-/* Reads unit's directory entry for chunk c (1-based) into a route. */
+/* Reads unit's directory entry for chunk c (1-based) into out. */
 static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
-                              dart__route_t *out)
+                              remote_chunk_t *out)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
   const dart__route_t *r0 = &all->segs.pool->routes[unit];
@@ -226,11 +239,24 @@ static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
                       (unsigned long long)c);
     return DART_ERR_INVAL;
   }
-  out->path = DART__PATH_MPI;
-  out->base = NULL;
   out->disp = (MPI_Aint)entry[1];
-  out->size = entry[2];
+  atomic_store_explicit(&out->size, entry[2], memory_order_release);
   return DART_OK;
+}
+
+/* The cache of unit's grown chunks, made on first use. */
+static remote_chunk_t *remote_cache(int unit)
+{
+  remote_chunk_t *cache =
+      atomic_load_explicit(&pool.remote[unit], memory_order_acquire);
+  if (cache) return cache;
+  remote_chunk_t *fresh = calloc(DART__POOL_MAX_CHUNKS, sizeof *fresh);
+  if (fresh == NULL) return NULL;
+  if (!atomic_compare_exchange_strong(&pool.remote[unit], &cache, fresh)) {
+    free(fresh); /* another thread was first */
+    return cache;
+  }
+  return fresh;
 }
 
 dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
@@ -242,27 +268,24 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
   dart__route_t *route = &target->grown;
   if (c == 0 || c >= DART__POOL_MAX_CHUNKS) goto out_of_bounds;
   if (unit == dart__rt.myid) {
-    mtx_lock(&pool.lock);
-    int known = c < (uint64_t)pool.nchunks;
-    if (known) {
-      route->path = DART__PATH_SELF;
-      route->base = pool.chunk[c].base;
-      route->size = pool.chunk[c].size;
-      route->disp = 0;
-    }
-    mtx_unlock(&pool.lock);
-    if (!known) goto out_of_bounds;
+    if (c >= (uint64_t)atomic_load_explicit(&pool.nchunks,
+                                             memory_order_acquire))
+      goto out_of_bounds;
+    route->path = DART__PATH_SELF;
+    route->base = pool.chunk[c].base;
+    route->size = pool.chunk[c].size;
+    route->disp = 0;
   } else {
-    mtx_lock(&pool.lock);
-    dart__route_t *cache = pool.remote[unit];
-    if (cache == NULL)
-      cache = pool.remote[unit] = calloc(DART__POOL_MAX_CHUNKS, sizeof *cache);
-    dart_ret_t ret = cache ? DART_OK : DART_ERR_NOMEM;
-    if (cache && cache[c].size == 0)
-      ret = fetch_chunk(func, unit, c, &cache[c]);
-    if (ret == DART_OK) *route = cache[c];
-    mtx_unlock(&pool.lock);
-    if (ret != DART_OK) return ret;
+    remote_chunk_t *cache = remote_cache(unit);
+    if (cache == NULL) return DART_ERR_NOMEM;
+    if (atomic_load_explicit(&cache[c].size, memory_order_acquire) == 0) {
+      dart_ret_t ret = fetch_chunk(func, unit, c, &cache[c]);
+      if (ret != DART_OK) return ret;
+    }
+    route->path = DART__PATH_MPI;
+    route->base = NULL;
+    route->disp = cache[c].disp;
+    route->size = atomic_load_explicit(&cache[c].size, memory_order_relaxed);
   }
   if (offset > route->size || span > route->size - offset) goto out_of_bounds;
   target->route = route;
