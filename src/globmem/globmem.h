@@ -37,7 +37,8 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
  * allocation. Logs as func and returns DART_ERR_INVAL for a gptr that does
  * not address span bytes inside a live allocation's part.
  */
-static inline dart_ret_t dart__globmem__resolve(const char *func,
+static inline __attribute__((always_inline)) dart_ret_t
+dart__globmem__resolve(const char *func,
                                                 dart_gptr_t gptr, size_t span,
                                                 dart__target_t *target)
 {

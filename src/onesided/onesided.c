@@ -27,7 +27,8 @@ static inline void count_op(int path)
 }
 
 /* Validates a transfer and resolves its target. */
-static inline dart_ret_t prepare(const char *func, dart_gptr_t gptr,
+static inline __attribute__((always_inline)) dart_ret_t prepare(
+    const char *func, dart_gptr_t gptr,
                                  void *local, size_t nelem,
                                  dart_datatype_t local_type,
                                  dart_datatype_t remote_type, bool is_put,
@@ -58,7 +59,8 @@ static inline dart_ret_t prepare(const char *func, dart_gptr_t gptr,
   return DART_OK;
 }
 
-static inline dart_ret_t transfer(const char *func, dart_gptr_t gptr,
+static inline __attribute__((always_inline)) dart_ret_t transfer(
+    const char *func, dart_gptr_t gptr,
                                   void *local, size_t nelem,
                                   dart_datatype_t local_type,
                                   dart_datatype_t remote_type, bool is_put,
