@@ -17,6 +17,7 @@
 
 static int dart_test_failures;
 static int dart_test_unit = -1;
+static int dart_test_units;
 
 static inline void dart_test_fail(const char *file, int line, const char *what)
 {
@@ -93,20 +94,24 @@ static inline uint64_t dart_test_mix64(uint64_t x)
     }                                                                    \
   } while (0)
 
-/* Initialises DART (aborting the test if that fails) and notes the unit. */
+/* Initialises DART (aborting the test if that fails) and notes the unit
+ * and the number of units. */
 static inline void dart_test_init(int *argc, char ***argv)
 {
   dart_global_unit_t me;
-  if (dart_init(argc, argv) != DART_OK) {
+  size_t units;
+  if (dart_init(argc, argv) != DART_OK || dart_myid(&me) != DART_OK ||
+      dart_size(&units) != DART_OK) {
     fprintf(stderr, "dart_init failed\n");
     exit(1);
   }
-  dart_myid(&me);
   dart_test_unit = me.id;
+  dart_test_units = (int)units;
 }
 
-/* Combines the failure counts of all units; returns the exit status. */
-static inline int dart_test_finish(void)
+/* Combines the failure counts of all units and shuts DART down; returns the
+ * total number of failures. */
+static inline int dart_test_combine_and_exit(void)
 {
   int total = 0;
   if (dart_allreduce(&dart_test_failures, &total, 1, DART_TYPE_INT,
@@ -119,6 +124,13 @@ static inline int dart_test_finish(void)
     fprintf(stderr, "[unit %d] dart_exit failed\n", dart_test_unit);
     total++;
   }
+  return total;
+}
+
+/* Combines the failure counts of all units; returns the exit status. */
+static inline int dart_test_finish(void)
+{
+  int total = dart_test_combine_and_exit();
   if (dart_test_unit == 0) {
     printf("%s: %d failed checks\n", total ? "FAILED" : "PASSED", total);
   }

@@ -203,12 +203,8 @@ static void bad_types(int line, dart_gptr_t gx, size_t nelem,
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  dart_global_unit_t gme;
-  size_t gsize;
-  CHECK_OK(dart_myid(&gme));
-  CHECK_OK(dart_size(&gsize));
-  me = gme.id;
-  nunits = (int)gsize;
+  me = dart_test_unit;
+  nunits = dart_test_units;
   const int n = nunits, next = (me + 1) % n;
   capture_init();
   for (int i = 0; i < DBUF; i++) src[i] = (uint8_t)(i * 3 + 1);

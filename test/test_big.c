@@ -90,11 +90,8 @@ static void check_guards(int line, const uint8_t *part, const char *what)
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  dart_global_unit_t gme;
-  size_t n;
-  CHECK_OK(dart_myid(&gme));
-  CHECK_OK(dart_size(&n));
-  const int me = gme.id, origin = 0, target = n >= 2 ? 1 : 0;
+  const int me = dart_test_unit, origin = 0,
+            target = dart_test_units >= 2 ? 1 : 0;
   const uint64_t key1 = 0xB16, key2 = 0xB17;
 
   dart_gptr_t g = DART_GPTR_NULL;

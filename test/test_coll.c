@@ -923,12 +923,8 @@ static void test_bad_input(void)
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  size_t sz = 0;
-  dart_global_unit_t gme;
-  CHECK_OK(dart_size(&sz));
-  CHECK_OK(dart_myid(&gme));
-  nunits = (int)sz;
-  me = gme.id;
+  nunits = dart_test_units;
+  me = dart_test_unit;
 
   for (int i = 0; i < 3; i++) CHECK_OK(dart_barrier(DART_TEAM_ALL));
 

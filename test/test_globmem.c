@@ -643,15 +643,11 @@ static void test_subteam(void)
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  dart_global_unit_t gme;
-  size_t gsize;
-  CHECK_OK(dart_myid(&gme));
-  CHECK_OK(dart_size(&gsize));
-  me = gme.id;
-  nunits = (int)gsize;
+  me = dart_test_unit;
+  nunits = dart_test_units;
   int num_nodes = 0, my_node = -1;
   CHECK_OK(dart_node_info(&num_nodes, &my_node));
-  node_of = malloc(gsize * sizeof *node_of);
+  node_of = malloc((size_t)nunits * sizeof *node_of);
   CHECK_OK(dart_allgather(&my_node, node_of, 1, DART_TYPE_INT, DART_TEAM_ALL));
 
   test_memalloc();

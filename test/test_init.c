@@ -105,17 +105,7 @@ static void check_not_initialised(const char *when)
 /* dart_test_finish, followed by the checks after dart_exit. */
 static int finish(void)
 {
-  int total = 0;
-  if (dart_allreduce(&dart_test_failures, &total, 1, DART_TYPE_INT,
-                     DART_OP_SUM, DART_TEAM_ALL) != DART_OK) {
-    fprintf(stderr, "[unit %d] dart_allreduce of the results failed\n",
-            dart_test_unit);
-    total = dart_test_failures + 1;
-  }
-  if (dart_exit() != DART_OK) {
-    fprintf(stderr, "[unit %d] dart_exit failed\n", dart_test_unit);
-    total++;
-  }
+  int total = dart_test_combine_and_exit();
   /* after dart_exit: each unit checks and counts on its own */
   int before = dart_test_failures;
   check_not_initialised("after dart_exit");

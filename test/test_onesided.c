@@ -726,10 +726,7 @@ static size_t need_for(int n, int with_big, int ncombos)
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  dart_global_unit_t gme;
-  size_t gsize;
-  CHECK_OK(dart_myid(&gme));
-  CHECK_OK(dart_size(&gsize));
+  const int me = dart_test_unit, units = dart_test_units;
   ptab_init();
 
   /* layouts: C, S1, S2, IA, IB on INT; CL, SL on LONG */
@@ -757,7 +754,7 @@ int main(int argc, char **argv)
   /* DART_TEAM_ALL */
   {
     ctx_t c;
-    if (ctx_init(&c, DART_TEAM_ALL, 0, need_for((int)gsize, 1, 10),
+    if (ctx_init(&c, DART_TEAM_ALL, 0, need_for(units, 1, 10),
                  BIG_SIZE + NC_SLOT)) {
       run_all(&c, 1, L);
     }
@@ -769,11 +766,11 @@ int main(int argc, char **argv)
     dart_group_t grp;
     dart_team_t team = DART_TEAM_NULL;
     CHECK_OK(dart_group_create(&grp));
-    for (int u = 0; u < (int)gsize; u += 2)
+    for (int u = 0; u < units; u += 2)
       CHECK_OK(dart_group_addmember(grp, DART_GLOBAL_UNIT_ID(u)));
     CHECK_OK(dart_team_create(DART_TEAM_ALL, grp, &team));
     CHECK_OK(dart_group_destroy(&grp));
-    if (gme.id % 2 == 1) {
+    if (me % 2 == 1) {
       CHECK(team == DART_TEAM_NULL);
     } else {
       CHECK(team != DART_TEAM_NULL && team != DART_TEAM_ALL);
@@ -782,10 +779,10 @@ int main(int argc, char **argv)
       ctx_t c;
       size_t tsize;
       CHECK_OK(dart_team_size(team, &tsize));
-      CHECK_EQ(tsize, (gsize + 1) / 2);
+      CHECK_EQ(tsize, (units + 1) / 2);
       if (ctx_init(&c, team, 1, need_for((int)tsize, 0, 10),
                    64 * 1024 + NC_SLOT)) {
-        CHECK_EQ(c.me, gme.id / 2);
+        CHECK_EQ(c.me, me / 2);
         run_all(&c, 0, L);
       }
       ctx_free(&c);

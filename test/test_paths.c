@@ -302,12 +302,8 @@ static void collective(dart_team_t team, int tag, const char *what)
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  dart_global_unit_t gme;
-  size_t gsize;
-  CHECK_OK(dart_myid(&gme));
-  CHECK_OK(dart_size(&gsize));
-  me = gme.id;
-  nunits = (int)gsize;
+  me = dart_test_unit;
+  nunits = dart_test_units;
   const char *shm_env = getenv("DART_SHM");
   shm_off = shm_env != NULL && strcmp(shm_env, "0") == 0;
 
@@ -325,10 +321,10 @@ int main(int argc, char **argv)
   CHECK_OK(dart_node_info(&num_nodes, &my_node));
   CHECK(num_nodes >= 1 && num_nodes <= nunits);
   CHECK(my_node >= 0 && my_node < num_nodes);
-  node_of = malloc(gsize * sizeof *node_of);
-  int *all_num = malloc(gsize * sizeof *all_num);
+  node_of = malloc((size_t)nunits * sizeof *node_of);
+  int *all_num = malloc((size_t)nunits * sizeof *all_num);
   char host[HOST_LEN] = {0};
-  char *hosts = calloc(gsize, HOST_LEN);
+  char *hosts = calloc((size_t)nunits, HOST_LEN);
   gethostname(host, HOST_LEN - 1);
   CHECK_OK(dart_allgather(&my_node, node_of, 1, DART_TYPE_INT, DART_TEAM_ALL));
   CHECK_OK(dart_allgather(&num_nodes, all_num, 1, DART_TYPE_INT,
@@ -383,10 +379,10 @@ int main(int argc, char **argv)
     CHECK_EQ(g.unitid, me);
     CHECK_EQ(g.teamid, DART_TEAM_ALL);
     CHECK_EQ(g.segid, DART_SEGMENT_LOCAL);
-    dart_gptr_t *ptrs = malloc(gsize * sizeof *ptrs);
+    dart_gptr_t *ptrs = malloc((size_t)nunits * sizeof *ptrs);
     CHECK_OK(dart_allgather(&g, ptrs, sizeof g, DART_TYPE_BYTE,
                             DART_TEAM_ALL));
-    int *glob = malloc(gsize * sizeof *glob);
+    int *glob = malloc((size_t)nunits * sizeof *glob);
     for (int u = 0; u < n; u++) glob[u] = u;
     space_t sp = {DART_TEAM_ALL, n, me, glob, 0, 2, "memalloc"};
     void *mine = NULL;
@@ -413,7 +409,7 @@ int main(int argc, char **argv)
                                      buf, &g));
     }
     CHECK(g.segid < 0);
-    dart_gptr_t *ptrs = malloc(gsize * sizeof *ptrs);
+    dart_gptr_t *ptrs = malloc((size_t)nunits * sizeof *ptrs);
     for (int u = 0; u < n; u++) {
       ptrs[u] = g;
       dart_gptr_setunit(&ptrs[u], DART_TEAM_UNIT_ID(u));
@@ -422,7 +418,7 @@ int main(int argc, char **argv)
     void *mine = NULL;
     CHECK_OK(dart_gptr_getaddr(ptrs[me], &mine));
     CHECK(mine == buf);
-    int *glob = malloc(gsize * sizeof *glob);
+    int *glob = malloc((size_t)nunits * sizeof *glob);
     for (int u = 0; u < n; u++) glob[u] = u;
     space_t sp = {DART_TEAM_ALL, n, me, glob, 1, 3 + aligned,
                   aligned ? "memregister_aligned" : "memregister"};

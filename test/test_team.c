@@ -264,12 +264,8 @@ static void destroy_team_at(dart_team_t *t, int check_stale, int line)
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  size_t sz = 0;
-  dart_global_unit_t gme;
-  CHECK_OK(dart_size(&sz));
-  CHECK_OK(dart_myid(&gme));
-  nunits = (int)sz;
-  me = gme.id;
+  nunits = dart_test_units;
+  me = dart_test_unit;
   live[nlive++] = DART_TEAM_ALL;
   seen[nseen++] = DART_TEAM_ALL;
 

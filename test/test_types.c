@@ -383,12 +383,8 @@ static void test_roundtrip(void)
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  size_t sz = 0;
-  dart_global_unit_t gme;
-  CHECK_OK(dart_size(&sz));
-  CHECK_OK(dart_myid(&gme));
-  nunits = (int)sz;
-  me = gme.id;
+  nunits = dart_test_units;
+  me = dart_test_unit;
 
   test_create_destroy();
   test_ops();
