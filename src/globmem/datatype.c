@@ -112,11 +112,6 @@ dart_ret_t dart__globmem__dtype_pair_checked(const char *func,
 {
   const dart__dtype_t *s = dart__globmem__dtype(src);
   const dart__dtype_t *d = dart__globmem__dtype(dst);
-  /* the common case: one contiguous type on both sides */
-  if (s == d && s != NULL && s->contiguous && nelem <= s->max_nelem) {
-    *src_t = *dst_t = s;
-    return DART_OK;
-  }
   if (s == NULL || d == NULL) {
     DART_LOG_ERROR_IN(func, "unknown datatype %ld", (long)(s ? dst : src));
     return DART_ERR_INVAL;

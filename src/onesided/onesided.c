@@ -34,10 +34,7 @@ static inline __attribute__((always_inline)) dart_ret_t prepare(
                                  dart_datatype_t remote_type, bool is_put,
                                  dart__target_t *target, dart__xfer_t *x)
 {
-  if (__builtin_expect(!dart__rt.initialized, 0)) {
-    DART_LOG_ERROR_IN(func, "DART is not initialised");
-    return DART_ERR_NOTINIT;
-  }
+  DART__CHECK_INIT_IN(func);
   dart_ret_t ret =
       is_put ? dart__globmem__dtype_pair(func, local_type, remote_type, nelem,
                                          &x->local_t, &x->remote_t)
@@ -68,16 +65,17 @@ static inline __attribute__((always_inline)) dart_ret_t transfer(
 {
   dart__target_t target;
   dart__xfer_t x;
-  if (mode == DART__MODE_HANDLE) {
-    if (__builtin_expect(handle == NULL, 0)) {
-      DART_LOG_ERROR_IN(func, "handle is NULL");
-      return DART_ERR_INVAL;
-    }
-    *handle = DART_HANDLE_NULL;
+  if (__builtin_expect(mode == DART__MODE_HANDLE && handle == NULL, 0)) {
+    DART_LOG_ERROR_IN(func, "handle is NULL");
+    return DART_ERR_INVAL;
   }
   dart_ret_t ret = prepare(func, gptr, local, nelem, local_type, remote_type,
                            is_put, &target, &x);
-  if (ret != DART_OK || nelem == 0) return ret;
+  if (ret != DART_OK) return ret;
+  if (nelem == 0) {
+    if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+    return DART_OK;
+  }
   int path = target.route->path;
   count_op(path);
   return is_put ? paths[path]->put(&x, mode, handle)
@@ -133,10 +131,7 @@ dart_ret_t dart_get_handle(void *dest, dart_gptr_t gptr, size_t nelem,
 static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
                         bool local)
 {
-  if (!dart__rt.initialized) {
-    DART_LOG_ERROR_IN(func, "DART is not initialised");
-    return DART_ERR_NOTINIT;
-  }
+  DART__CHECK_INIT_IN(func);
   dart__target_t target;
   dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
   if (ret != DART_OK) return ret;
@@ -177,10 +172,7 @@ dart_ret_t dart_flush_local_all(dart_gptr_t gptr)
 
 static dart_ret_t check_handle(const char *func, dart_handle_t h)
 {
-  if (!dart__rt.initialized) {
-    DART_LOG_ERROR_IN(func, "DART is not initialised");
-    return DART_ERR_NOTINIT;
-  }
+  DART__CHECK_INIT_IN(func);
   if (h != DART_HANDLE_NULL && !dart__onesided__handle_live(h)) {
     DART_LOG_ERROR_IN(func, "handle %p has been freed", (void *)h);
     return DART_ERR_INVAL;
