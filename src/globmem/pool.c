@@ -142,6 +142,7 @@ static int pool_grow(size_t bytes)
   pool.dir->chunk[pool.nchunks - 1].disp = (uint64_t)disp;
   pool.dir->chunk[pool.nchunks - 1].size = size;
   int c = pool.nchunks;
+  DART_LOG_INFO("the local pool grows by chunk %d of %zu bytes", c, size);
   atomic_store_explicit(&pool.dir->nchunks, (uint64_t)c, memory_order_release);
   atomic_store_explicit(&pool.nchunks, c + 1, memory_order_release);
   return c;

@@ -91,6 +91,11 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   }
   if (mpi_up) {
     MPI_Query_thread(provided);
+#ifdef OPEN_MPI
+    if (getenv("OMPI_MCA_osc") == NULL)
+      DART_LOG_WARN("MPI was initialised with Open MPI's default one-sided "
+                    "components; set OMPI_MCA_osc=pt2pt,sm (see README)");
+#endif
   } else {
     choose_mpi_components(mpi_level == MPI_THREAD_MULTIPLE);
     if (MPI_Init_thread(argc, argv, mpi_level, provided) != MPI_SUCCESS) {
@@ -105,6 +110,10 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   MPI_Comm_rank(dart__rt.comm, &dart__rt.myid);
   MPI_Comm_size(dart__rt.comm, &dart__rt.size);
   dart__base__log_set_unit(dart__rt.myid);
+#ifdef OPEN_MPI
+  DART_LOG_INFO("Open MPI one-sided components: %s",
+                getenv("OMPI_MCA_osc") ? getenv("OMPI_MCA_osc") : "default");
+#endif
   dart__rt.thread_level = *provided == MPI_THREAD_MULTIPLE
                               ? DART_THREAD_MULTIPLE : DART_THREAD_SINGLE;
   if ((ret = dart__globmem__dtype_init()) != DART_OK) goto fail_comm;

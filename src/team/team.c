@@ -138,6 +138,7 @@ dart_ret_t dart__team__ensure_window(dart__team_t *team)
     MPI_Win_free(&win);
     return DART_ERR_OTHER;
   }
+  DART_LOG_DEBUG("team %d has a dynamic window now", team->id);
   team->win = win;
   team->next_with_win = teams_with_win;
   teams_with_win = team;
