@@ -2,3 +2,6 @@
 # dart_init_thread.
 dart_add_test(init SOURCES test_init.c)
 dart_add_test(init_thread SOURCES test_init_thread.c)
+# MPI initialised by the application: dart_exit leaves it running.
+dart_add_test(init_mpi SOURCES test_init_mpi.c UNITS 1 2 4)
+target_link_libraries(test_init_mpi PRIVATE MPI::MPI_C)
