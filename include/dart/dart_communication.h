@@ -131,6 +131,50 @@ dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void *src, size_t nelem,
                              dart_datatype_t src_type,
                              dart_datatype_t dst_type) DART_NOTHROW;
 
+/* ---- atomics ----
+ *
+ * Types: the basic types but DART_TYPE_LONG_DOUBLE. Operations: MIN, MAX,
+ * SUM, PROD, REPLACE (atomic write) and NO_OP (atomic read) on every one;
+ * BAND, BOR, BXOR, LAND, LOR, LXOR on integral types (DART_TYPE_BYTE is a
+ * signed char). Integer arithmetic wraps. The target must be aligned to the
+ * element size. Anything else is DART_ERR_INVAL.
+ *
+ * All atomics on one location are atomic with respect to each other,
+ * whatever operations are mixed and wherever the callers run: an
+ * allocation whose team lies in one node uses CPU atomics on shared memory,
+ * one that spans nodes uses the remote path for every unit, the owner
+ * included. A plain put, get or direct store to a location is not atomic
+ * with respect to atomics on it. Each atomic is complete on return and
+ * ordered before the caller's later operations. Thread-safe under
+ * DART_THREAD_MULTIPLE.
+ */
+
+/**
+ * values[i] op= into element i at gptr, for i < nelem, each element
+ * atomically. Complete on return (DART only promises that after a flush).
+ */
+dart_ret_t dart_accumulate(dart_gptr_t gptr, const void *values, size_t nelem,
+                           dart_datatype_t dtype,
+                           dart_operation_t op) DART_NOTHROW;
+/** Like dart_accumulate; values may be reused on return. */
+dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr, const void *values,
+                                          size_t nelem, dart_datatype_t dtype,
+                                          dart_operation_t op) DART_NOTHROW;
+/**
+ * *result = the element at gptr, which becomes *result op *value, in one
+ * atomic step. value may be NULL for DART_OP_NO_OP.
+ */
+dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void *value,
+                             void *result, dart_datatype_t dtype,
+                             dart_operation_t op) DART_NOTHROW;
+/**
+ * If the element at gptr equals *compare it becomes *value; *result is the
+ * element before, either way. Integral types only.
+ */
+dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void *value,
+                                 const void *compare, void *result,
+                                 dart_datatype_t dtype) DART_NOTHROW;
+
 #ifdef __cplusplus
 }
 #endif

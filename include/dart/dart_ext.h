@@ -36,8 +36,15 @@ typedef enum {
 dart_ret_t dart_gptr_path(dart_gptr_t gptr, dart_path_t *path) DART_NOTHROW;
 
 /**
- * The number of one-sided operations (puts and gets of every form) this unit
- * has sent along \c path since dart_init.
+ * The path atomics on \c gptr take: DART_PATH_SELF or DART_PATH_SHM (CPU
+ * atomics) when every unit of the allocation's team loads and stores its
+ * memory, else DART_PATH_MPI for every unit, the owner included.
+ */
+dart_ret_t dart_gptr_atomic_path(dart_gptr_t gptr,
+                                 dart_path_t *path) DART_NOTHROW;
+/**
+ * The number of one-sided operations (puts, gets and atomics of every form)
+ * this unit has sent along \c path since dart_init.
  */
 dart_ret_t dart_path_count(dart_path_t path, uint64_t *count) DART_NOTHROW;
 

@@ -101,16 +101,29 @@ dart_ret_t dart_gptr_setflags(dart_gptr_t *gptr, uint16_t flags)
   return DART_OK;
 }
 
-dart_ret_t dart_gptr_path(dart_gptr_t gptr, dart_path_t *path)
+static dart_ret_t gptr_path(const char *func, dart_gptr_t gptr, bool atomics,
+                            dart_path_t *path)
 {
-  DART__CHECK_INIT();
+  DART__CHECK_INIT_IN(func);
   if (path == NULL) {
-    DART_LOG_ERROR("path is NULL");
+    DART_LOG_ERROR_IN(func, "path is NULL");
     return DART_ERR_INVAL;
   }
   dart__target_t target;
-  dart_ret_t ret = dart__globmem__resolve(__func__, gptr, 0, &target);
+  dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
   if (ret != DART_OK) return ret;
-  *path = (dart_path_t)target.route->path;
+  const dart__route_t *r = target.route;
+  *path = (dart_path_t)(atomics && r->atomics == DART__PATH_MPI ? r->atomics
+                                                                 : r->path);
   return DART_OK;
+}
+
+dart_ret_t dart_gptr_path(dart_gptr_t gptr, dart_path_t *path)
+{
+  return gptr_path(__func__, gptr, false, path);
+}
+
+dart_ret_t dart_gptr_atomic_path(dart_gptr_t gptr, dart_path_t *path)
+{
+  return gptr_path(__func__, gptr, true, path);
 }

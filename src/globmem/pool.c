@@ -275,7 +275,7 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
     route->path = DART__PATH_SELF;
     route->base = pool.chunk[c].base;
     route->size = pool.chunk[c].size;
-    route->disp = 0;
+    MPI_Get_address(route->base, &route->disp);
   } else {
     remote_chunk_t *cache = remote_cache(unit);
     if (cache == NULL) return DART_ERR_NOMEM;
@@ -288,6 +288,10 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
     route->disp = cache[c].disp;
     route->size = atomic_load_explicit(&cache[c].size, memory_order_relaxed);
   }
+  /* other units reach grown chunks through MPI only */
+  route->atomics = dart__team__get(DART_TEAM_ALL)->win != MPI_WIN_NULL
+                       ? DART__PATH_MPI
+                       : DART__PATH_SHM;
   if (offset > route->size || span > route->size - offset) goto out_of_bounds;
   target->route = route;
   target->offset = offset;

@@ -124,6 +124,9 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     }
   }
 
+  for (int u = 0; u < team->size; u++)
+    seg->routes[u].atomics = seg->remote ? DART__PATH_MPI : DART__PATH_SHM;
+
   uint32_t slot;
   ret = DART_ERR_NOMEM;
   if (kind == DART__SEG_POOL) {

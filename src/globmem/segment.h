@@ -24,6 +24,11 @@ typedef struct {
   MPI_Aint disp; /* displacement in the team's dynamic window (MPI) */
   size_t size;   /* bytes of the unit's part */
   int path;
+  /* The path of atomics, the same for every unit of a segment: CPU atomics
+   * (DART__PATH_SHM) when every unit loads and stores the memory, else the
+   * remote path for all, the owner included (CPU and MPI atomics are not
+   * atomic with respect to each other). */
+  int atomics;
 } dart__route_t;
 
 typedef enum {

@@ -9,22 +9,13 @@
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
-static const dart__path_ops_t *const paths[] = {
+const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT] = {
     [DART__PATH_SELF] = &dart__path_self,
     [DART__PATH_SHM] = &dart__path_shm,
     [DART__PATH_MPI] = &dart__path_mpi,
 };
 
-/* Operations per path; statistics, so relaxed and without a locked RMW. */
-static _Atomic uint64_t path_ops[DART_PATH_COUNT];
-
-static inline void count_op(int path)
-{
-  atomic_store_explicit(
-      &path_ops[path],
-      atomic_load_explicit(&path_ops[path], memory_order_relaxed) + 1,
-      memory_order_relaxed);
-}
+_Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
 
 /* Validates a transfer and resolves its target. */
 static inline __attribute__((always_inline)) dart_ret_t prepare(
@@ -77,9 +68,9 @@ static inline __attribute__((always_inline)) dart_ret_t transfer(
     return DART_OK;
   }
   int path = target.route->path;
-  count_op(path);
-  return is_put ? paths[path]->put(&x, mode, handle)
-                : paths[path]->get(&x, mode, handle);
+  dart__onesided__count_op(path);
+  return is_put ? dart__onesided__paths[path]->put(&x, mode, handle)
+                : dart__onesided__paths[path]->get(&x, mode, handle);
 }
 
 dart_ret_t dart_put(dart_gptr_t gptr, const void *src, size_t nelem,
@@ -138,7 +129,7 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   atomic_thread_fence(memory_order_seq_cst);
   dart__team_t *team = target.team;
   if (!all) {
-    const dart__path_ops_t *path = paths[target.route->path];
+    const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
     return local ? path->flush_local(team, target.unit)
                  : path->flush(team, target.unit);
   }
@@ -314,12 +305,13 @@ dart_ret_t dart_path_count(dart_path_t path, uint64_t *count)
     DART_LOG_ERROR("path %d is unknown or count is NULL", (int)path);
     return DART_ERR_INVAL;
   }
-  *count = atomic_load_explicit(&path_ops[path], memory_order_relaxed);
+  *count = atomic_load_explicit(&dart__onesided__path_ops[path],
+                                memory_order_relaxed);
   return DART_OK;
 }
 
 const char *dart_path_name(dart_path_t path)
 {
   if ((int)path < 0 || path >= DART_PATH_COUNT) return NULL;
-  return paths[path]->name;
+  return dart__onesided__paths[path]->name;
 }

@@ -3,6 +3,8 @@
 #define DART__ONESIDED__ONESIDED_H_
 
 #include <dart/dart_communication.h>
+#include <dart/dart_ext.h>
+#include <stdatomic.h>
 
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
@@ -22,6 +24,29 @@ typedef struct {
   size_t nelem;
 } dart__xfer_t;
 
+/* An atomic operation on nelem consecutive elements of a basic type. */
+typedef enum {
+  DART__ATOMIC_ACCUMULATE, /* values[i] op'd into each element */
+  DART__ATOMIC_FETCH_OP,   /* one element; result gets the old value */
+  DART__ATOMIC_CAS         /* one element; result gets the old value */
+} dart__atomic_kind_t;
+
+typedef struct {
+  const dart__target_t *target;
+  dart__atomic_kind_t kind;
+  dart_datatype_t type; /* basic, never DART_TYPE_LONG_DOUBLE */
+  size_t size;          /* bytes per element: 1, 2, 4 or 8 */
+  dart_operation_t op;  /* predefined, valid for type */
+  const void *values;   /* operands (CAS: the new value) */
+  const void *compare;  /* CAS only */
+  void *result;
+  size_t nelem;
+} dart__atomic_t;
+
+/* *out = old op operand for one element of a->type. */
+void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
+                                  const void *operand, void *out);
+
 /* A path: how one route class moves data (one file per path). */
 typedef struct {
   const char *name;
@@ -32,7 +57,23 @@ typedef struct {
   /* completion of everything sent to unit of team: remote, local */
   dart_ret_t (*flush)(dart__team_t *team, int unit);
   dart_ret_t (*flush_local)(dart__team_t *team, int unit);
+  /* complete on return, ordered (seq_cst) with what the caller does next */
+  dart_ret_t (*atomic)(const dart__atomic_t *a);
 } dart__path_ops_t;
+
+/* The paths by route (dart_path_t), and operations counted per path
+ * (statistics: relaxed, without a locked read-modify-write). */
+extern const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT];
+extern _Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
+
+static inline void dart__onesided__count_op(int path)
+{
+  atomic_store_explicit(
+      &dart__onesided__path_ops[path],
+      atomic_load_explicit(&dart__onesided__path_ops[path],
+                           memory_order_relaxed) + 1,
+      memory_order_relaxed);
+}
 
 extern const dart__path_ops_t dart__path_self;
 extern const dart__path_ops_t dart__path_shm;

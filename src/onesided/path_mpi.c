@@ -7,6 +7,8 @@
  * osc/pt2pt can wait forever in MPI_Win_flush_local while a get is
  * outstanding, and remote completion implies local completion.
  */
+#include <string.h>
+
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
@@ -93,5 +95,97 @@ static dart_ret_t mpi_flush(dart__team_t *team, int unit)
   return DART_OK;
 }
 
-const dart__path_ops_t dart__path_mpi = {"mpi", mpi_put, mpi_get, mpi_flush,
-                                         mpi_flush};
+/*
+ * Atomics use two MPI operations only: MPI_Compare_and_swap and MPI_NO_OP
+ * reads. Windows assume accumulate_ops=same_op_no_op, under which mixing,
+ * say, a fetch-add with a compare-and-swap on one location is not atomic
+ * (Open MPI's osc/ucx serves the two by different mechanisms). So every
+ * operation reads, computes and swaps the result in; a swap that finds
+ * another value recomputes from that value. Elements are done in blocks,
+ * one flush per round; larger bursts (128 operations) stall Open MPI 4.1's
+ * osc/pt2pt for minutes.
+ */
+#define RMW_BLOCK 32
+
+static MPI_Datatype cas_type(size_t size)
+{
+  switch (size) {
+  case 1: return MPI_UINT8_T;
+  case 2: return MPI_UINT16_T;
+  case 4: return MPI_UINT32_T;
+  default: return MPI_UINT64_T;
+  }
+}
+
+/* Elements [first, first + n) of an accumulate or fetch-and-op. */
+static dart_ret_t mpi_rmw_block(const dart__atomic_t *a, size_t first,
+                                size_t n)
+{
+  const dart__target_t *t = a->target;
+  MPI_Win win = t->team->win;
+  MPI_Datatype type = cas_type(a->size);
+  MPI_Aint disp = t->route->disp + (MPI_Aint)(t->offset + first * a->size);
+  /* one element per 8-byte slot, in its first a->size bytes */
+  uint64_t old[RMW_BLOCK], next[RMW_BLOCK], seen[RMW_BLOCK];
+  uint16_t pending[RMW_BLOCK];
+  const char *operands = a->values;
+  for (size_t i = 0; i < n; i++) {
+    DART__MPI_CHECK(MPI_Fetch_and_op(NULL, &old[i], type, t->unit,
+                                     disp + (MPI_Aint)(i * a->size),
+                                     MPI_NO_OP, win));
+    pending[i] = (uint16_t)i;
+  }
+  DART__MPI_CHECK(MPI_Win_flush(t->unit, win));
+  size_t npending = a->op == DART_OP_NO_OP ? 0 : n;
+  while (npending > 0) {
+    size_t nswap = 0;
+    for (size_t j = 0; j < npending; j++) {
+      size_t i = pending[j];
+      const char *operand =
+          operands ? operands + (first + i) * a->size : NULL;
+      dart__onesided__atomic_apply(a, &old[i], operand, &next[i]);
+      /* no change: the read was the operation */
+      if (memcmp(&next[i], &old[i], a->size) == 0) continue;
+      DART__MPI_CHECK(MPI_Compare_and_swap(&next[i], &old[i], &seen[i], type,
+                                           t->unit,
+                                           disp + (MPI_Aint)(i * a->size),
+                                           win));
+      pending[nswap++] = (uint16_t)i;
+    }
+    if (nswap == 0) break;
+    DART__MPI_CHECK(MPI_Win_flush(t->unit, win));
+    npending = 0;
+    for (size_t j = 0; j < nswap; j++) {
+      size_t i = pending[j];
+      if (memcmp(&seen[i], &old[i], a->size) == 0) continue;
+      memcpy(&old[i], &seen[i], a->size);
+      pending[npending++] = (uint16_t)i;
+    }
+  }
+  if (a->result) memcpy(a->result, &old[0], a->size);
+  return DART_OK;
+}
+
+static dart_ret_t mpi_atomic(const dart__atomic_t *a)
+{
+  const dart__target_t *t = a->target;
+  MPI_Win win = t->team->win;
+  if (a->kind == DART__ATOMIC_CAS) {
+    DART__MPI_CHECK(MPI_Compare_and_swap(
+        a->values, a->compare, a->result, cas_type(a->size), t->unit,
+        t->route->disp + (MPI_Aint)t->offset, win));
+    DART__MPI_CHECK(MPI_Win_flush(t->unit, win));
+    return DART_OK;
+  }
+  if (a->kind == DART__ATOMIC_ACCUMULATE && a->op == DART_OP_NO_OP)
+    return DART_OK;
+  for (size_t first = 0; first < a->nelem; first += RMW_BLOCK) {
+    size_t n = a->nelem - first < RMW_BLOCK ? a->nelem - first : RMW_BLOCK;
+    dart_ret_t ret = mpi_rmw_block(a, first, n);
+    if (ret != DART_OK) return ret;
+  }
+  return DART_OK;
+}
+
+const dart__path_ops_t dart__path_mpi = {"mpi",     mpi_put,   mpi_get,
+                                         mpi_flush, mpi_flush, mpi_atomic};

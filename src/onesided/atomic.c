@@ -1,0 +1,209 @@
+/*
+ * Public atomic operations: validate, resolve, dispatch to the segment's
+ * atomics path (CPU atomics on shared memory, or the remote path's atomics
+ * for every unit when the segment spans nodes). The arithmetic of one
+ * element lives here, shared by the paths' compare-and-swap loops.
+ */
+#include <dart/dart_communication.h>
+#include <string.h>
+
+#include "onesided/onesided.h"
+#include "team/runtime.h"
+
+/* Integer arithmetic in unsigned long long: wraps like the CPU's atomics
+ * instead of overflowing a signed type. */
+#define APPLY_INT(T)                                                         \
+  do {                                                                       \
+    T x, y, r;                                                               \
+    memcpy(&x, old, sizeof x);                                               \
+    memcpy(&y, operand, sizeof y);                                           \
+    switch (a->op) {                                                         \
+    case DART_OP_MIN: r = y < x ? y : x; break;                              \
+    case DART_OP_MAX: r = y > x ? y : x; break;                              \
+    case DART_OP_SUM:                                                        \
+      r = (T)((unsigned long long)x + (unsigned long long)y);                \
+      break;                                                                 \
+    case DART_OP_PROD:                                                       \
+      r = (T)((unsigned long long)x * (unsigned long long)y);                \
+      break;                                                                 \
+    case DART_OP_BAND: r = (T)(x & y); break;                                \
+    case DART_OP_BOR: r = (T)(x | y); break;                                 \
+    case DART_OP_BXOR: r = (T)(x ^ y); break;                                \
+    case DART_OP_LAND: r = (T)(x && y); break;                               \
+    case DART_OP_LOR: r = (T)(x || y); break;                                \
+    case DART_OP_LXOR: r = (T)(!x != !y); break;                             \
+    case DART_OP_REPLACE: r = y; break;                                      \
+    default: r = x; break; /* DART_OP_NO_OP */                               \
+    }                                                                        \
+    memcpy(out, &r, sizeof r);                                               \
+  } while (0)
+
+#define APPLY_FLOAT(T)                                                       \
+  do {                                                                       \
+    T x, y, r;                                                               \
+    memcpy(&x, old, sizeof x);                                               \
+    memcpy(&y, operand, sizeof y);                                           \
+    switch (a->op) {                                                         \
+    case DART_OP_MIN: r = y < x ? y : x; break;                              \
+    case DART_OP_MAX: r = y > x ? y : x; break;                              \
+    case DART_OP_SUM: r = x + y; break;                                      \
+    case DART_OP_PROD: r = x * y; break;                                     \
+    case DART_OP_REPLACE: r = y; break;                                      \
+    default: r = x; break;                                                   \
+    }                                                                        \
+    memcpy(out, &r, sizeof r);                                               \
+  } while (0)
+
+void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
+                                  const void *operand, void *out)
+{
+  if (operand == NULL) operand = old; /* NO_OP needs no operand */
+  switch (a->type) {
+  case DART_TYPE_BYTE: APPLY_INT(signed char); break;
+  case DART_TYPE_SHORT: APPLY_INT(short); break;
+  case DART_TYPE_INT: APPLY_INT(int); break;
+  case DART_TYPE_UINT: APPLY_INT(unsigned); break;
+  case DART_TYPE_LONG: APPLY_INT(long); break;
+  case DART_TYPE_ULONG: APPLY_INT(unsigned long); break;
+  case DART_TYPE_LONGLONG: APPLY_INT(long long); break;
+  case DART_TYPE_ULONGLONG: APPLY_INT(unsigned long long); break;
+  case DART_TYPE_FLOAT: APPLY_FLOAT(float); break;
+  default: APPLY_FLOAT(double); break; /* DART_TYPE_DOUBLE */
+  }
+}
+
+static bool op_valid(dart_operation_t op, const dart__dtype_t *t)
+{
+  switch (op) {
+  case DART_OP_MIN:
+  case DART_OP_MAX:
+  case DART_OP_SUM:
+  case DART_OP_PROD:
+  case DART_OP_REPLACE:
+  case DART_OP_NO_OP:
+    return true;
+  case DART_OP_BAND:
+  case DART_OP_BOR:
+  case DART_OP_BXOR:
+  case DART_OP_LAND:
+  case DART_OP_LOR:
+  case DART_OP_LXOR:
+    return t->integral;
+  default:
+    return false; /* MINMAX works on pairs, user operations on arrays */
+  }
+}
+
+/* Validates an atomic operation and resolves its target. */
+static dart_ret_t prepare(const char *func, dart_gptr_t gptr,
+                          dart__atomic_kind_t kind, const void *values,
+                          const void *compare, void *result, size_t nelem,
+                          dart_datatype_t type, dart_operation_t op,
+                          dart__target_t *target, dart__atomic_t *a)
+{
+  DART__CHECK_INIT_IN(func);
+  if (type <= DART_TYPE_UNDEFINED || type >= DART_TYPE_LAST) {
+    DART_LOG_ERROR_IN(func, "datatype %ld is not a basic type", (long)type);
+    return DART_ERR_INVAL;
+  }
+  const dart__dtype_t *t = &dart__globmem__basic_types[type];
+  if (type == DART_TYPE_LONG_DOUBLE) {
+    DART_LOG_ERROR_IN(func, "DART_TYPE_LONG_DOUBLE has no atomic operations "
+                            "(MPI has no 16-byte compare-and-swap)");
+    return DART_ERR_INVAL;
+  }
+  if (kind == DART__ATOMIC_CAS) {
+    if (!t->integral) {
+      DART_LOG_ERROR_IN(func, "compare-and-swap needs an integral type, not "
+                              "datatype %ld", (long)type);
+      return DART_ERR_INVAL;
+    }
+    op = DART_OP_REPLACE;
+  } else if (!op_valid(op, t)) {
+    DART_LOG_ERROR_IN(func, "operation %lu does not apply atomically to "
+                            "datatype %ld", (unsigned long)op, (long)type);
+    return DART_ERR_INVAL;
+  }
+  if ((values == NULL && nelem > 0 && op != DART_OP_NO_OP) ||
+      (kind == DART__ATOMIC_CAS && compare == NULL) ||
+      (kind != DART__ATOMIC_ACCUMULATE && result == NULL)) {
+    DART_LOG_ERROR_IN(func, "value %p, compare %p or result %p is NULL",
+                      values, compare, result);
+    return DART_ERR_INVAL;
+  }
+  if (nelem > t->max_nelem) {
+    DART_LOG_ERROR_IN(func, "%zu elements of %zu bytes overflow", nelem,
+                      t->elem_size);
+    return DART_ERR_INVAL;
+  }
+  dart_ret_t ret =
+      dart__globmem__resolve(func, gptr, nelem * t->elem_size, target);
+  if (ret != DART_OK) return ret;
+  const dart__route_t *r = target->route;
+  uintptr_t addr = r->atomics == DART__PATH_MPI
+                       ? (uintptr_t)r->disp + target->offset
+                       : (uintptr_t)r->base + target->offset;
+  if (addr % t->elem_size != 0) {
+    DART_LOG_ERROR_IN(func, "offset %llu is not aligned to the %zu bytes of "
+                            "datatype %ld",
+                      (unsigned long long)gptr.addr_or_offs.offset,
+                      t->elem_size, (long)type);
+    return DART_ERR_INVAL;
+  }
+  a->target = target;
+  a->kind = kind;
+  a->type = type;
+  a->size = t->elem_size;
+  a->op = op;
+  a->values = values;
+  a->compare = compare;
+  a->result = result;
+  a->nelem = nelem;
+  return DART_OK;
+}
+
+static dart_ret_t atomic(const char *func, dart_gptr_t gptr,
+                         dart__atomic_kind_t kind, const void *values,
+                         const void *compare, void *result, size_t nelem,
+                         dart_datatype_t type, dart_operation_t op)
+{
+  dart__target_t target;
+  dart__atomic_t a;
+  dart_ret_t ret = prepare(func, gptr, kind, values, compare, result, nelem,
+                           type, op, &target, &a);
+  if (ret != DART_OK || nelem == 0) return ret;
+  int path = target.route->atomics;
+  dart__onesided__count_op(path == DART__PATH_MPI ? path : target.route->path);
+  return dart__onesided__paths[path]->atomic(&a);
+}
+
+dart_ret_t dart_accumulate(dart_gptr_t gptr, const void *values, size_t nelem,
+                           dart_datatype_t dtype, dart_operation_t op)
+{
+  return atomic(__func__, gptr, DART__ATOMIC_ACCUMULATE, values, NULL, NULL,
+                nelem, dtype, op);
+}
+
+dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr, const void *values,
+                                          size_t nelem, dart_datatype_t dtype,
+                                          dart_operation_t op)
+{
+  return atomic(__func__, gptr, DART__ATOMIC_ACCUMULATE, values, NULL, NULL,
+                nelem, dtype, op);
+}
+
+dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void *value,
+                             void *result, dart_datatype_t dtype,
+                             dart_operation_t op)
+{
+  return atomic(__func__, gptr, DART__ATOMIC_FETCH_OP, value, NULL, result, 1,
+                dtype, op);
+}
+
+dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void *value,
+                                 const void *compare, void *result,
+                                 dart_datatype_t dtype)
+{
+  return atomic(__func__, gptr, DART__ATOMIC_CAS, value, compare, result, 1,
+                dtype, DART_OP_REPLACE);
+}

@@ -1,0 +1,334 @@
+/*
+ * Atomics: every type with every operation that applies, all units at once
+ * on one element; accumulate over many elements; compare-and-swap; a
+ * counter under heavy contention with fetch-and-op, accumulate and CAS
+ * mixed; unique tickets; and the atomics path rule (CPU atomics only where
+ * every unit of the team shares the memory, the remote path for all
+ * otherwise, the owner included).
+ *
+ * DART_TEST_ITERS sets the contention rounds per unit (default 1000).
+ */
+#include <dart/dart_ext.h>
+
+#include "dart_test.h"
+
+static int me, n;
+
+#define NOPS 12
+static const dart_operation_t ops[NOPS] = {
+    DART_OP_MIN,  DART_OP_MAX, DART_OP_SUM,  DART_OP_PROD,
+    DART_OP_BAND, DART_OP_BOR, DART_OP_BXOR, DART_OP_LAND,
+    DART_OP_LOR,  DART_OP_LXOR, DART_OP_REPLACE, DART_OP_NO_OP};
+#define SLOT_CAS NOPS
+#define SLOT_ACC 16
+#define NACC 300 /* more than one block of the MPI path */
+#define NSLOTS (SLOT_ACC + NACC)
+#define CAS_ROUNDS 12 /* 8 units * 12 fits a signed char */
+
+static int is_logical_or_bitwise(dart_operation_t op)
+{
+  return op >= DART_OP_BAND && op <= DART_OP_LXOR;
+}
+
+static dart_gptr_t at(dart_gptr_t g, int unit, size_t index, size_t size)
+{
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(unit));
+  g.addr_or_offs.offset = index * size;
+  return g;
+}
+
+/*
+ * One basic type: operands and expected results in T, computed here with
+ * plain C so that the library's arithmetic is checked against it.
+ */
+#define TEST_TYPE(T, DT, INTEGRAL, tix, BITS)                                     \
+  do {                                                                        \
+    dart_gptr_t g;                                                            \
+    CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, NSLOTS, DT, &g));      \
+    T *mine = NULL;                                                           \
+    dart_gptr_t g0 = at(g, me, 0, sizeof(T));                                 \
+    CHECK_OK(dart_gptr_getaddr(g0, (void **)&mine));                          \
+    T init[NOPS] = {50, 20, 5, 1, (T)~0, 0, 0, 3, 0, 0, 99, 77};              \
+    for (int k = 0; k < NOPS; k++) mine[k] = init[k];                         \
+    mine[SLOT_CAS] = 0;                                                       \
+    for (int i = 0; i < NACC; i++) mine[SLOT_ACC + i] = (T)(i % 3);           \
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));                                    \
+    T operand[NOPS], expect[NOPS];                                            \
+    memcpy(expect, init, sizeof expect);                                      \
+    for (int u = 0; u < n; u++) {                                             \
+      T v[NOPS] = {(T)(10 + 3 * u), (T)(10 + 3 * u), (T)(u + 1),              \
+                   (T)(u % 2 ? 3 : 1), 0, 0, 0, (T)(u == n - 1 ? 0 : 2),      \
+                   (T)(u == 0 ? 4 : 0), 1, (T)(100 + u), 0};                  \
+      if (INTEGRAL) {                                                         \
+        long long bit = 1LL << (u % 7);                                       \
+        v[4] = (T)~bit;                                                       \
+        v[5] = (T)bit;                                                        \
+        v[6] = (T)((u * 5 + 3) & 0x7f);                                       \
+      }                                                                       \
+      if (u == me) memcpy(operand, v, sizeof v);                              \
+      expect[0] = v[0] < expect[0] ? v[0] : expect[0];                        \
+      expect[1] = v[1] > expect[1] ? v[1] : expect[1];                        \
+      expect[2] = (T)(expect[2] + v[2]);                                      \
+      expect[3] = (T)(expect[3] * v[3]);                                      \
+      BITS(T);                                                                \
+    }                                                                         \
+    T fetched[NOPS];                                                          \
+    for (int k = 0; k < NOPS; k++) {                                          \
+      if (!(INTEGRAL) && is_logical_or_bitwise(ops[k])) continue;             \
+      dart_gptr_t gk = at(g, (k + tix) % n, (size_t)k, sizeof(T));            \
+      CHECK_OK(dart_fetch_and_op(gk, &operand[k], &fetched[k], DT, ops[k]));  \
+    }                                                                         \
+    CHECK(fetched[11] == 77); /* NO_OP reads */                               \
+    CHECK(fetched[10] == 99 || (fetched[10] >= 100 && fetched[10] < (T)(100 + n))); \
+    /* accumulate many elements: every unit adds (i % 5 + me % 3) */          \
+    T acc[NACC];                                                              \
+    for (int i = 0; i < NACC; i++) acc[i] = (T)(i % 5 + me % 3);              \
+    dart_gptr_t ga = at(g, (tix + 1) % n, SLOT_ACC, sizeof(T));               \
+    if (me % 2)                                                               \
+      CHECK_OK(dart_accumulate(ga, acc, NACC, DT, DART_OP_SUM));              \
+    else                                                                      \
+      CHECK_OK(dart_accumulate_blocking_local(ga, acc, NACC, DT,              \
+                                              DART_OP_SUM));                  \
+    CHECK_OK(dart_flush(ga));                                                 \
+    /* compare-and-swap increments */                                         \
+    dart_gptr_t gc = at(g, (tix + 2) % n, SLOT_CAS, sizeof(T));               \
+    for (int r = 0; (INTEGRAL) && r < CAS_ROUNDS; r++) {                      \
+      T cur, seen, next;                                                      \
+      CHECK_OK(dart_fetch_and_op(gc, NULL, &cur, DT, DART_OP_NO_OP));         \
+      for (int tries = 0; tries < 100000; tries++) {                          \
+        next = (T)(cur + 1);                                                  \
+        CHECK_OK(dart_compare_and_swap(gc, &next, &cur, &seen, DT));          \
+        if (seen == cur) break;                                               \
+        cur = seen;                                                           \
+      }                                                                       \
+    }                                                                         \
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));                                    \
+    int saw_init = fetched[10] == 99, saw_total = 0;                          \
+    CHECK_OK(dart_allreduce(&saw_init, &saw_total, 1, DART_TYPE_INT,          \
+                            DART_OP_SUM, DART_TEAM_ALL));                     \
+    CHECK_EQ(saw_total, 1); /* exactly one REPLACE found the initial value */ \
+    for (int k = 0; k < NOPS; k++) {                                          \
+      if (!(INTEGRAL) && is_logical_or_bitwise(ops[k])) continue;             \
+      if ((k + tix) % n != me) continue;                                      \
+      T got;                                                                  \
+      CHECK_OK(dart_fetch_and_op(at(g, me, (size_t)k, sizeof(T)), NULL, &got, \
+                                 DT, DART_OP_NO_OP));                         \
+      if (ops[k] == DART_OP_REPLACE) {                                        \
+        if (!(got >= 100 && got < (T)(100 + n)))                                 \
+          FAILF("%s REPLACE left %g", #DT, (double)got);                      \
+      } else if (got != expect[k]) {                                          \
+        FAILF("%s op %d: %g, expected %g", #DT, (int)ops[k], (double)got,     \
+              (double)expect[k]);                                             \
+      }                                                                       \
+    }                                                                         \
+    if ((tix + 1) % n == me) {                                                \
+      T sum_me = 0;                                                           \
+      for (int u = 0; u < n; u++) sum_me = (T)(sum_me + u % 3);               \
+      for (int i = 0; i < NACC; i++) {                                        \
+        T want = (T)(i % 3 + n * (i % 5) + sum_me);                           \
+        if (mine[SLOT_ACC + i] != want) {                                     \
+          FAILF("%s accumulate element %d: %g, expected %g", #DT, i,          \
+                (double)mine[SLOT_ACC + i], (double)want);                    \
+          break;                                                              \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+    if ((INTEGRAL) && (tix + 2) % n == me)                                    \
+      CHECK_EQ(mine[SLOT_CAS], n * CAS_ROUNDS);                               \
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));                                    \
+    CHECK_OK(dart_team_memfree(g));                                           \
+  } while (0)
+
+/* bitwise and logical expectations (integral types only) */
+#define BITS_INT(T)                                                           \
+  do {                                                                        \
+    expect[4] = (T)(expect[4] & v[4]);                                        \
+    expect[5] = (T)(expect[5] | v[5]);                                        \
+    expect[6] = (T)(expect[6] ^ v[6]);                                        \
+    expect[7] = (T)(expect[7] && v[7]);                                       \
+    expect[8] = (T)(expect[8] || v[8]);                                       \
+    expect[9] = (T)(!expect[9] != !v[9]);                                     \
+  } while (0)
+#define BITS_NONE(T) ((void)0)
+
+static void test_types(void)
+{
+  TEST_TYPE(signed char, DART_TYPE_BYTE, 1, 0, BITS_INT);
+  TEST_TYPE(short, DART_TYPE_SHORT, 1, 1, BITS_INT);
+  TEST_TYPE(int, DART_TYPE_INT, 1, 2, BITS_INT);
+  TEST_TYPE(unsigned, DART_TYPE_UINT, 1, 3, BITS_INT);
+  TEST_TYPE(long, DART_TYPE_LONG, 1, 4, BITS_INT);
+  TEST_TYPE(unsigned long, DART_TYPE_ULONG, 1, 5, BITS_INT);
+  TEST_TYPE(long long, DART_TYPE_LONGLONG, 1, 6, BITS_INT);
+  TEST_TYPE(unsigned long long, DART_TYPE_ULONGLONG, 1, 7, BITS_INT);
+  TEST_TYPE(float, DART_TYPE_FLOAT, 0, 8, BITS_NONE);
+  TEST_TYPE(double, DART_TYPE_DOUBLE, 0, 9, BITS_NONE);
+}
+
+static int iters(void)
+{
+  const char *s = getenv("DART_TEST_ITERS");
+  return s ? atoi(s) : 1000;
+}
+
+/* One counter, every unit adding to it by every means at once. */
+static void test_contention(dart_team_t team, int tme, int tn)
+{
+  int rounds = iters();
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_aligned(team, 2, DART_TYPE_LONG, &g));
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(tn - 1)); /* owner takes part */
+  long *mine;
+  CHECK_OK(dart_gptr_getaddr(g, (void **)&mine));
+  if (mine) mine[0] = mine[1] = 0;
+  CHECK_OK(dart_barrier(team));
+  const long one = 1;
+  long last = -1;
+  for (int i = 0; i < rounds; i++) {
+    long old, seen, next;
+    switch (i % 4) {
+    case 0:
+      CHECK_OK(dart_fetch_and_op(g, &one, &old, DART_TYPE_LONG, DART_OP_SUM));
+      if (old <= last) FAILF("fetch-add went back from %ld to %ld", last, old);
+      last = old;
+      break;
+    case 1:
+      CHECK_OK(dart_accumulate(g, &one, 1, DART_TYPE_LONG, DART_OP_SUM));
+      if (i % 64 == 1) CHECK_OK(dart_flush(g));
+      break;
+    case 2:
+      CHECK_OK(dart_accumulate_blocking_local(g, &one, 1, DART_TYPE_LONG,
+                                              DART_OP_SUM));
+      break;
+    default:
+      CHECK_OK(dart_fetch_and_op(g, NULL, &old, DART_TYPE_LONG, DART_OP_NO_OP));
+      for (;;) {
+        next = old + 1;
+        CHECK_OK(dart_compare_and_swap(g, &next, &old, &seen, DART_TYPE_LONG));
+        if (seen == old) break;
+        old = seen;
+      }
+      break;
+    }
+  }
+  CHECK_OK(dart_flush(g));
+  CHECK_OK(dart_barrier(team));
+  long total;
+  CHECK_OK(dart_fetch_and_op(g, NULL, &total, DART_TYPE_LONG, DART_OP_NO_OP));
+  if (total != (long)tn * rounds)
+    FAILF("team %d: counter %ld after %d x %d increments", (int)team, total,
+          tn, rounds);
+
+  /* tickets: fetch-add and CAS each take one; all differ */
+  dart_gptr_t t = g;
+  t.addr_or_offs.offset = sizeof(long);
+  int nt = rounds / 2;
+  long *tickets = malloc((size_t)nt * sizeof *tickets);
+  long *all = malloc((size_t)nt * tn * sizeof *all);
+  for (int i = 0; i < nt; i++) {
+    if (i % 2 == 0) {
+      CHECK_OK(dart_fetch_and_op(t, &one, &tickets[i], DART_TYPE_LONG,
+                                 DART_OP_SUM));
+      continue;
+    }
+    long old = tickets[i - 1] + 1, seen, next;
+    for (;;) {
+      next = old + 1;
+      CHECK_OK(dart_compare_and_swap(t, &next, &old, &seen, DART_TYPE_LONG));
+      if (seen == old) break;
+      old = seen;
+    }
+    tickets[i] = old;
+  }
+  CHECK_OK(dart_allgather(tickets, all, (size_t)nt, DART_TYPE_LONG, team));
+  char *taken = calloc((size_t)nt * tn, 1);
+  for (int i = 0; i < nt * tn; i++) {
+    if (all[i] < 0 || all[i] >= (long)nt * tn || taken[all[i]]) {
+      FAILF("ticket %ld given twice or out of range", all[i]);
+      break;
+    }
+    taken[all[i]] = 1;
+  }
+  (void)tme;
+  free(taken);
+  free(all);
+  free(tickets);
+  CHECK_OK(dart_team_memfree(g));
+}
+
+static uint64_t path_count(dart_path_t p)
+{
+  uint64_t c = 0;
+  CHECK_OK(dart_path_count(p, &c));
+  return c;
+}
+
+/*
+ * The rule: count what each atomic sent along which path. On a team whose
+ * units all share the memory nothing goes through MPI; otherwise
+ * everything does, atomics on the caller's own part included.
+ */
+static void check_rule(dart_team_t team, int tn, bool shared)
+{
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_aligned(team, 4, DART_TYPE_ULONG, &g));
+  uint64_t before = path_count(DART_PATH_MPI);
+  unsigned long v = 1, r, c = 0;
+  int count = 0;
+  for (int u = 0; u < tn; u++) {
+    dart_gptr_t gu = g;
+    dart_gptr_setunit(&gu, DART_TEAM_UNIT_ID(u));
+    dart_path_t p;
+    CHECK_OK(dart_gptr_atomic_path(gu, &p));
+    CHECK_EQ(p == DART_PATH_MPI, !shared);
+    CHECK_OK(dart_fetch_and_op(gu, &v, &r, DART_TYPE_ULONG, DART_OP_SUM));
+    CHECK_OK(dart_accumulate(gu, &v, 1, DART_TYPE_ULONG, DART_OP_BXOR));
+    CHECK_OK(dart_compare_and_swap(gu, &v, &c, &r, DART_TYPE_ULONG));
+    count += 3;
+  }
+  uint64_t sent = path_count(DART_PATH_MPI) - before;
+  CHECK_EQ(sent, shared ? 0 : count);
+  CHECK_OK(dart_barrier(team));
+  CHECK_OK(dart_team_memfree(g));
+}
+
+int main(int argc, char **argv)
+{
+  dart_test_init(&argc, &argv);
+  me = dart_test_unit;
+  n = dart_test_units;
+  int nodes, my_node;
+  CHECK_OK(dart_node_info(&nodes, &my_node));
+  const char *shm = getenv("DART_SHM");
+  bool shm_on = shm == NULL || strcmp(shm, "0") != 0;
+
+  test_types();
+  test_contention(DART_TEAM_ALL, me, n);
+  check_rule(DART_TEAM_ALL, n, n == 1 || (nodes == 1 && shm_on));
+
+  /* a team of this node's units shares its memory even if ALL does not */
+  int *node_of = malloc((size_t)n * sizeof *node_of);
+  CHECK_OK(dart_allgather(&my_node, node_of, 1, DART_TYPE_INT, DART_TEAM_ALL));
+  /* one team per node, created in turn over DART_TEAM_ALL */
+  dart_team_t node_team = DART_TEAM_NULL;
+  for (int node = 0; node < nodes; node++) {
+    dart_team_t t = DART_TEAM_NULL;
+    dart_group_t gr;
+    CHECK_OK(dart_group_create(&gr));
+    for (int u = 0; u < n; u++)
+      if (node_of[u] == node)
+        CHECK_OK(dart_group_addmember(gr, DART_GLOBAL_UNIT_ID(u)));
+    CHECK_OK(dart_team_create(DART_TEAM_ALL, gr, &t));
+    if (node == my_node) node_team = t;
+    CHECK_OK(dart_group_destroy(&gr));
+  }
+  size_t tn;
+  dart_team_unit_t tme;
+  CHECK_OK(dart_team_size(node_team, &tn));
+  CHECK_OK(dart_team_myid(node_team, &tme));
+  check_rule(node_team, (int)tn, tn == 1 || shm_on);
+  test_contention(node_team, tme.id, (int)tn);
+  CHECK_OK(dart_team_destroy(&node_team));
+  free(node_of);
+  return dart_test_combine_and_exit();
+}
