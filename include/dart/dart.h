@@ -15,6 +15,7 @@
 #include <dart/dart_config.h>
 #include <dart/dart_globmem.h>
 #include <dart/dart_initialization.h>
+#include <dart/dart_synchronization.h>
 #include <dart/dart_team_group.h>
 #include <dart/dart_types.h>
 #include <dart/dart_util.h>
