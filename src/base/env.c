@@ -34,6 +34,13 @@ static const env_var_t env_table[] = {
   {"DART_LOCAL_POOL", ENV_SIZE, "16M",
    "initial size of each unit's dart_memalloc pool (grows when full)",
    offsetof(dart__config_t, local_pool)},
+  {"DART_PROGRESS_THREAD", ENV_BOOL, "0",
+   "1: a thread drives MPI progress while the unit computes "
+   "(needs MPI_THREAD_MULTIPLE)",
+   offsetof(dart__config_t, progress_thread)},
+  {"DART_PROGRESS_INTERVAL", ENV_COUNT, "100",
+   "microseconds the progress thread sleeps between polls",
+   offsetof(dart__config_t, progress_interval)},
   {"DART_SHM", ENV_BOOL, "1",
    "0: reach node peers through the remote path too (comparisons)",
    offsetof(dart__config_t, shm)},

@@ -12,6 +12,8 @@ typedef struct {
   int units_per_node;     /* DART_UNITS_PER_NODE, 0 = physical nodes */
   int transport;          /* DART_TRANSPORT */
   size_t local_pool;      /* DART_LOCAL_POOL, bytes */
+  int progress_thread;    /* DART_PROGRESS_THREAD */
+  int progress_interval;  /* DART_PROGRESS_INTERVAL, microseconds */
   int shm;                /* DART_SHM */
   int info;               /* DART_INFO */
 } dart__config_t;

@@ -100,6 +100,11 @@ void dart__onesided__handle_release(dart_handle_t handle);
 /* False for a handle that was freed (a stale copy). */
 bool dart__onesided__handle_live(dart_handle_t handle);
 
+/* The progress thread, when DART_PROGRESS_THREAD asks for one: started at
+ * the end of dart_init, stopped first thing in dart_exit. */
+dart_ret_t dart__onesided__progress_start(void);
+void dart__onesided__progress_stop(void);
+
 /* Frees what the handles took (at dart_exit). */
 void dart__onesided__fini(void);
 

@@ -70,8 +70,9 @@ static void print_info(void)
   const char *osc = getenv("OMPI_MCA_osc");
   printf(", Open MPI osc=%s", osc ? osc : "default");
 #endif
-  printf(")\nthread support: %s\n", dart__rt.thread_level == DART_THREAD_MULTIPLE
-                                        ? "multiple" : "single");
+  printf(")\nthread support: %s; progress thread: %s\n",
+         dart__rt.thread_level == DART_THREAD_MULTIPLE ? "multiple" : "single",
+         dart__base__config.progress_thread ? "yes" : "no");
   fflush(stdout);
 }
 
@@ -82,6 +83,8 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
     return DART_ERR_OTHER;
   }
   if (dart__base__env_parse() != 0) return DART_ERR_INVAL;
+  /* the progress thread calls MPI beside the application's threads */
+  if (dart__base__config.progress_thread) mpi_level = MPI_THREAD_MULTIPLE;
   int mpi_up = 0, mpi_down = 0;
   MPI_Initialized(&mpi_up);
   MPI_Finalized(&mpi_down);
@@ -121,9 +124,12 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
   dart__rt.initialized = true;
   if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_teams;
+  if ((ret = dart__onesided__progress_start()) != DART_OK) goto fail_pool;
   if (dart__base__config.info && dart__rt.myid == 0) print_info();
   return DART_OK;
 
+fail_pool:
+  dart__globmem__pool_fini();
 fail_teams:
   dart__rt.initialized = false;
   dart__team__fini_all();
@@ -163,6 +169,7 @@ dart_ret_t dart_init_thread(int *argc, char ***argv,
 dart_ret_t dart_exit(void)
 {
   DART__CHECK_INIT();
+  dart__onesided__progress_stop();
   dart__onesided__fini();
   dart__team__fini_all();
   dart__globmem__op_fini();

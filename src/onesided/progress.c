@@ -1,0 +1,80 @@
+/*
+ * The progress thread (DART_PROGRESS_THREAD=1). MPI's one-sided operations
+ * may need the target to enter MPI (Open MPI's osc/pt2pt serves them from
+ * its progress engine; emulated RMA in UCX likewise): while a unit computes
+ * without calling DART, its peers' operations on its memory would wait.
+ * The thread polls MPI every DART_PROGRESS_INTERVAL microseconds, sleeping
+ * in between so that it takes no core from the computation. It waits on a
+ * receive from its own unit, which dart_exit completes to stop it.
+ */
+#include <pthread.h>
+#include <time.h>
+
+#include "base/env.h"
+#include "onesided/onesided.h"
+#include "team/runtime.h"
+
+static struct {
+  bool running;
+  pthread_t thread;
+  MPI_Comm comm;
+  MPI_Request stop;
+} progress;
+
+static void *progress_main(void *arg)
+{
+  (void)arg;
+  long us = dart__base__config.progress_interval;
+  struct timespec pause = {us / 1000000, us % 1000000 * 1000};
+  int stopped = 0;
+  while (!stopped) {
+    if (MPI_Test(&progress.stop, &stopped, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      DART_LOG_ERROR("MPI_Test failed: the progress thread stops");
+      break;
+    }
+    if (!stopped) nanosleep(&pause, NULL);
+  }
+  return NULL;
+}
+
+dart_ret_t dart__onesided__progress_start(void)
+{
+  if (!dart__base__config.progress_thread) return DART_OK;
+  if (dart__rt.thread_level != DART_THREAD_MULTIPLE) {
+    DART_LOG_WARN("DART_PROGRESS_THREAD=1 needs MPI_THREAD_MULTIPLE, which "
+                  "MPI does not provide: no progress thread");
+    return DART_OK;
+  }
+  DART__MPI_CHECK(MPI_Comm_dup(dart__rt.comm, &progress.comm));
+  if (MPI_Irecv(NULL, 0, MPI_BYTE, dart__rt.myid, 0, progress.comm,
+                &progress.stop) != MPI_SUCCESS) {
+    DART_LOG_ERROR("MPI_Irecv for the progress thread failed");
+    goto fail_comm;
+  }
+  if (pthread_create(&progress.thread, NULL, progress_main, NULL) != 0) {
+    DART_LOG_ERROR("cannot start the progress thread");
+    goto fail_recv;
+  }
+  progress.running = true;
+  DART_LOG_INFO("progress thread started (every %d us)",
+                dart__base__config.progress_interval);
+  return DART_OK;
+
+fail_recv:
+  MPI_Cancel(&progress.stop);
+  MPI_Wait(&progress.stop, MPI_STATUS_IGNORE);
+fail_comm:
+  MPI_Comm_free(&progress.comm);
+  return DART_ERR_OTHER;
+}
+
+void dart__onesided__progress_stop(void)
+{
+  if (!progress.running) return;
+  if (MPI_Send(NULL, 0, MPI_BYTE, dart__rt.myid, 0, progress.comm) !=
+      MPI_SUCCESS)
+    DART_LOG_ERROR("cannot stop the progress thread");
+  pthread_join(progress.thread, NULL);
+  MPI_Comm_free(&progress.comm);
+  progress.running = false;
+}
