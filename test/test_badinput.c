@@ -140,6 +140,32 @@ static dart_gptr_t unit_gptr(dart_gptr_t g, int unit, uint64_t off)
   return g;
 }
 
+static void user_max(const void *in, void *inout, size_t len, void *data)
+{
+  (void)data;
+  for (size_t i = 0; i < len; i++)
+    if (((const uint64_t *)in)[i] > ((uint64_t *)inout)[i])
+      ((uint64_t *)inout)[i] = ((const uint64_t *)in)[i];
+}
+
+/* The four atomics with a type and count (CAS and fetch-and-op: one
+ * element); the result buffers must stay untouched. */
+static void bad_atomics(int line, dart_gptr_t gx, dart_datatype_t type,
+                        size_t nelem)
+{
+  uint64_t v[4] = {5, 5, 5, 5}, cmp = 0, res = 0xABCD;
+  INVAL("dart_accumulate", dart_accumulate(gx, v, nelem, type, DART_OP_SUM));
+  INVAL("dart_accumulate_blocking_local",
+        dart_accumulate_blocking_local(gx, v, nelem, type, DART_OP_SUM));
+  if (nelem == 1) {
+    INVAL("dart_fetch_and_op",
+          dart_fetch_and_op(gx, v, &res, type, DART_OP_SUM));
+    INVAL("dart_compare_and_swap",
+          dart_compare_and_swap(gx, v, &cmp, &res, type));
+  }
+  if (res != 0xABCD) FAIL_AT(line, "an atomic wrote its result");
+}
+
 /* Every transfer and gptr function on a gptr that is bad as such. */
 static void bad_gptr_all(int line, dart_gptr_t gx)
 {
@@ -164,6 +190,7 @@ static void bad_gptr_all(int line, dart_gptr_t gx)
   INVAL("dart_flush_local_all", dart_flush_local_all(gx));
   INVAL("dart_gptr_getaddr", dart_gptr_getaddr(gx, &addr));
   CHECK(addr == (void *)&addr || addr == NULL);
+  bad_atomics(line, gx, DART_TYPE_ULONG, 1);
   check_dbuf(line);
   CHECK_SAME_GPTR(gx, keep);
 }
@@ -583,6 +610,77 @@ int main(int argc, char **argv)
     CHECK_OK(dart_gptr_setaddr(&gx, mine + part_size(me) - 1));
     CHECK_EQ(gx.unitid, me);
     CHECK_EQ(gx.addr_or_offs.offset, part_size(me) - 1);
+  }
+
+  /* 18. atomics: types, operations, alignment, bounds, NULL buffers */
+  {
+    dart_gptr_t ga = unit_gptr(g, next, 8);
+    dart_datatype_t strided = DART_TYPE_UNDEFINED;
+    CHECK_OK(dart_type_create_strided(DART_TYPE_ULONG, 2, 1, &strided));
+    bad_atomics(__LINE__, ga, DART_TYPE_UNDEFINED, 1);
+    bad_atomics(__LINE__, ga, DART_TYPE_LAST, 1);
+    bad_atomics(__LINE__, ga, (dart_datatype_t)-3, 1);
+    bad_atomics(__LINE__, ga, strided, 1);
+    bad_atomics(__LINE__, ga, DART_TYPE_LONG_DOUBLE, 1);
+    CHECK_OK(dart_type_destroy(&strided));
+    /* misaligned for 8, 4 and 2 bytes */
+    bad_atomics(__LINE__, unit_gptr(g, next, 9), DART_TYPE_ULONG, 1);
+    bad_atomics(__LINE__, unit_gptr(g, next, 4), DART_TYPE_LONGLONG, 1);
+    bad_atomics(__LINE__, unit_gptr(g, me, 2), DART_TYPE_INT, 1);
+    bad_atomics(__LINE__, unit_gptr(g, next, 1), DART_TYPE_SHORT, 1);
+    /* beyond the part: the last element sticks out, or starts at the end */
+    bad_atomics(__LINE__, unit_gptr(g, next, part_size(next) - 4),
+                DART_TYPE_ULONG, 1);
+    bad_atomics(__LINE__, unit_gptr(g, next, part_size(next)), DART_TYPE_INT,
+                1);
+    bad_atomics(__LINE__, unit_gptr(g, me, part_size(me) - 8),
+                DART_TYPE_ULONG, 2);
+    bad_atomics(__LINE__, ga, DART_TYPE_ULONG, SIZE_MAX / 4);
+    /* operations that do not apply */
+    uint64_t v = 1, res = 0xABCD;
+    float fv = 1.0f, fres = -1.0f;
+    dart_operation_t user = DART_OP_UNDEFINED;
+    CHECK_OK(dart_op_create(user_max, NULL, true, DART_TYPE_ULONG, false,
+                            &user));
+    const dart_operation_t bad_ops[] = {DART_OP_UNDEFINED, DART_OP_MINMAX,
+                                        DART_OP_LAST, 777, user};
+    for (size_t i = 0; i < sizeof bad_ops / sizeof *bad_ops; i++) {
+      INVAL("dart_accumulate",
+            dart_accumulate(ga, &v, 1, DART_TYPE_ULONG, bad_ops[i]));
+      INVAL("dart_fetch_and_op",
+            dart_fetch_and_op(ga, &v, &res, DART_TYPE_ULONG, bad_ops[i]));
+    }
+    CHECK_OK(dart_op_destroy(&user));
+    const dart_operation_t int_only[] = {DART_OP_BAND, DART_OP_BOR,
+                                         DART_OP_BXOR, DART_OP_LAND,
+                                         DART_OP_LOR, DART_OP_LXOR};
+    for (size_t i = 0; i < sizeof int_only / sizeof *int_only; i++) {
+      INVAL("dart_accumulate_blocking_local",
+            dart_accumulate_blocking_local(ga, &fv, 1, DART_TYPE_FLOAT,
+                                           int_only[i]));
+      INVAL("dart_fetch_and_op",
+            dart_fetch_and_op(ga, &fv, &fres, DART_TYPE_FLOAT, int_only[i]));
+    }
+    /* compare-and-swap on floating point */
+    double dv = 1.0, dcmp = 0.0, dres = -1.0;
+    INVAL("dart_compare_and_swap",
+          dart_compare_and_swap(ga, &fv, &fv, &fres, DART_TYPE_FLOAT));
+    INVAL("dart_compare_and_swap",
+          dart_compare_and_swap(ga, &dv, &dcmp, &dres, DART_TYPE_DOUBLE));
+    /* NULL buffers */
+    INVAL("dart_accumulate",
+          dart_accumulate(ga, NULL, 2, DART_TYPE_ULONG, DART_OP_SUM));
+    INVAL("dart_fetch_and_op",
+          dart_fetch_and_op(ga, NULL, &res, DART_TYPE_ULONG, DART_OP_SUM));
+    INVAL("dart_fetch_and_op",
+          dart_fetch_and_op(ga, &v, NULL, DART_TYPE_ULONG, DART_OP_NO_OP));
+    INVAL("dart_compare_and_swap",
+          dart_compare_and_swap(ga, &v, NULL, &res, DART_TYPE_ULONG));
+    INVAL("dart_compare_and_swap",
+          dart_compare_and_swap(ga, NULL, &v, &res, DART_TYPE_ULONG));
+    INVAL("dart_compare_and_swap",
+          dart_compare_and_swap(ga, &v, &v, NULL, DART_TYPE_ULONG));
+    CHECK(res == 0xABCD && fres == -1.0f && dres == -1.0);
   }
 
   /* nothing reached the allocation */

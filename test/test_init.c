@@ -89,6 +89,25 @@ static void check_not_initialised(const char *when)
   CHECK_RET(dart_put_handle(g, ibuf, 1, DART_TYPE_INT, DART_TYPE_INT, &h),
             DART_ERR_NOTINIT);
   CHECK_RET(dart_flush(g), DART_ERR_NOTINIT);
+  CHECK_RET(dart_accumulate(g, ibuf, 1, DART_TYPE_INT, DART_OP_SUM),
+            DART_ERR_NOTINIT);
+  CHECK_RET(dart_accumulate_blocking_local(g, ibuf, 1, DART_TYPE_INT,
+                                           DART_OP_SUM),
+            DART_ERR_NOTINIT);
+  CHECK_RET(dart_fetch_and_op(g, ibuf, ibuf2, DART_TYPE_INT, DART_OP_SUM),
+            DART_ERR_NOTINIT);
+  CHECK_RET(dart_compare_and_swap(g, ibuf, ibuf, ibuf2, DART_TYPE_INT),
+            DART_ERR_NOTINIT);
+  CHECK(ibuf2[0] == 0);
+  dart_lock_t lock = NULL;
+  int32_t got = -1;
+  CHECK_RET(dart_team_lock_init(DART_TEAM_ALL, &lock), DART_ERR_NOTINIT);
+  CHECK(lock == NULL);
+  CHECK_RET(dart_lock_acquire(lock), DART_ERR_NOTINIT);
+  CHECK_RET(dart_lock_try_acquire(lock, &got), DART_ERR_NOTINIT);
+  CHECK_RET(dart_lock_release(lock), DART_ERR_NOTINIT);
+  CHECK_RET(dart_team_lock_destroy(&lock), DART_ERR_NOTINIT);
+  CHECK(got == -1 && !dart_lock_initialized(lock));
   CHECK_RET(dart_type_create_strided(DART_TYPE_INT, 2, 1, &dt),
             DART_ERR_NOTINIT);
   CHECK_RET(dart_type_create_custom(8, &dt), DART_ERR_NOTINIT);

@@ -53,6 +53,16 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
     uint##N##_t v = 0, old, next;                                            \
     if (operand) memcpy(&v, operand, sizeof v);                              \
     bool integral = dart__globmem__basic_types[a->type].integral;            \
+    if (old_out == NULL && integral) {                                       \
+      /* no fetch: one locked instruction, no load-then-swap (x86) */        \
+      switch (a->op) {                                                       \
+      case DART_OP_SUM: __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); return;  \
+      case DART_OP_BXOR: __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); return; \
+      case DART_OP_BAND: __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); return; \
+      case DART_OP_BOR: __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); return;   \
+      default: break;                                                        \
+      }                                                                      \
+    }                                                                        \
     if (a->op == DART_OP_REPLACE) {                                          \
       old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                     \
     } else if (a->op == DART_OP_NO_OP) {                                     \
