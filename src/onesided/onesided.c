@@ -130,12 +130,15 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   dart__team_t *team = target.team;
   if (!all) {
     const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
-    return local ? path->flush_local(team, target.unit)
-                 : path->flush(team, target.unit);
+    ret = local ? path->flush_local(team, target.unit)
+                : path->flush(team, target.unit);
+    if (ret != DART_OK) return ret;
+  } else if (team->win != MPI_WIN_NULL) {
+    /* a local flush is a full one here: see path_mpi.c */
+    DART__MPI_CHECK(MPI_Win_flush_all(team->win));
   }
-  if (team->win == MPI_WIN_NULL) return DART_OK;
-  /* a local flush is a full one here: see path_mpi.c */
-  DART__MPI_CHECK(MPI_Win_flush_all(team->win));
+  /* direct loads and stores of our own part against others' RMA */
+  if (team->win != MPI_WIN_NULL) DART__MPI_CHECK(MPI_Win_sync(team->win));
   return DART_OK;
 }
 

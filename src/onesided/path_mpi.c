@@ -175,15 +175,17 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
         a->values, a->compare, a->result, cas_type(a->size), t->unit,
         t->route->disp + (MPI_Aint)t->offset, win));
     DART__MPI_CHECK(MPI_Win_flush(t->unit, win));
-    return DART_OK;
+  } else if (a->kind == DART__ATOMIC_FETCH_OP ||
+             a->op != DART_OP_NO_OP) {
+    for (size_t first = 0; first < a->nelem; first += RMW_BLOCK) {
+      size_t n = a->nelem - first < RMW_BLOCK ? a->nelem - first : RMW_BLOCK;
+      dart_ret_t ret = mpi_rmw_block(a, first, n);
+      if (ret != DART_OK) return ret;
+    }
   }
-  if (a->kind == DART__ATOMIC_ACCUMULATE && a->op == DART_OP_NO_OP)
-    return DART_OK;
-  for (size_t first = 0; first < a->nelem; first += RMW_BLOCK) {
-    size_t n = a->nelem - first < RMW_BLOCK ? a->nelem - first : RMW_BLOCK;
-    dart_ret_t ret = mpi_rmw_block(a, first, n);
-    if (ret != DART_OK) return ret;
-  }
+  /* an atomic often publishes data (a flag): direct loads of our own part
+   * that follow it must see what came before it */
+  DART__MPI_CHECK(MPI_Win_sync(win));
   return DART_OK;
 }
 

@@ -115,11 +115,13 @@ dart_ret_t dart_barrier(dart_team_t teamid)
   COLL_PROLOGUE(teamid);
   /* what this unit wrote, by any path, is visible once all have arrived */
   dart_ret_t ret = dart__team__flush_dirty();
+  if (ret == DART_OK) ret = dart__team__sync_windows();
   if (ret != DART_OK) return ret;
   atomic_thread_fence(memory_order_seq_cst);
   MPI_CALL(MPI_Barrier(team->comm));
   atomic_thread_fence(memory_order_seq_cst);
-  return ret;
+  /* what others put here before the barrier, for our direct loads */
+  return dart__team__sync_windows();
 }
 
 dart_ret_t dart_bcast(void *buf, size_t nelem, dart_datatype_t dtype,

@@ -155,6 +155,13 @@ dart_ret_t dart__team__flush_dirty(void)
   return DART_OK;
 }
 
+dart_ret_t dart__team__sync_windows(void)
+{
+  for (dart__team_t *team = teams_with_win; team; team = team->next_with_win)
+    DART__MPI_CHECK(MPI_Win_sync(team->win));
+  return DART_OK;
+}
+
 dart_ret_t dart__team__init_all(void)
 {
   dart_ret_t ret = compute_nodes();

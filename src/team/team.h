@@ -41,6 +41,11 @@ dart_ret_t dart__team__ensure_window(dart__team_t *team);
 /* Completes the MPI operations of every window used since the last call. */
 dart_ret_t dart__team__flush_dirty(void);
 
+/* Synchronises the public and private copies of every dynamic window
+ * (MPI_Win_sync), so that direct loads and stores and RMA see each other
+ * across a barrier. */
+dart_ret_t dart__team__sync_windows(void);
+
 /* Team DART_TEAM_ALL and the node map; and their teardown at exit. */
 dart_ret_t dart__team__init_all(void);
 void dart__team__fini_all(void);

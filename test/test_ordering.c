@@ -1,0 +1,140 @@
+/*
+ * Memory ordering, on every path:
+ *  1. direct stores into the own part (dart_gptr_getaddr), dart_barrier,
+ *     then every unit reads every part with gets and, for node peers, with
+ *     direct loads (dart_gptr_getaddr_shared);
+ *  2. message passing: a unit writes a buffer of the next unit (dart_put,
+ *     or direct stores through dart_gptr_getaddr_shared where it can),
+ *     completes it (dart_flush), raises a flag there with an atomic; the
+ *     next unit waits for the flag with atomic reads and then reads the
+ *     buffer with direct loads, and acknowledges with an atomic. Any
+ *     reordering shows as a stale buffer.
+ */
+#include <dart/dart_ext.h>
+#include <sched.h>
+
+#include "dart_test.h"
+
+enum { WORDS = 64, ROUNDS = 300 };
+
+static int me, n;
+
+static long value(int unit, int round, int i)
+{
+  return ((long)unit << 40) ^ ((long)round << 16) ^ i;
+}
+
+static void barrier_visibility(void)
+{
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, WORDS, DART_TYPE_LONG,
+                                      &g));
+  dart_gptr_t mine_g = g;
+  dart_gptr_setunit(&mine_g, DART_TEAM_UNIT_ID(me));
+  long *mine;
+  CHECK_OK(dart_gptr_getaddr(mine_g, (void **)&mine));
+  for (int r = 0; r < 20; r++) {
+    for (int i = 0; i < WORDS; i++) mine[i] = value(me, r, i);
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    for (int u = 0; u < n; u++) {
+      dart_gptr_t gu = g;
+      dart_gptr_setunit(&gu, DART_TEAM_UNIT_ID(u));
+      long got[WORDS];
+      CHECK_OK(dart_get_blocking(got, gu, WORDS, DART_TYPE_LONG,
+                                 DART_TYPE_LONG));
+      long *direct = NULL;
+      CHECK_OK(dart_gptr_getaddr_shared(gu, (void **)&direct));
+      for (int i = 0; i < WORDS; i++) {
+        if (got[i] != value(u, r, i) ||
+            (direct && direct[i] != value(u, r, i))) {
+          FAILF("round %d: unit %d word %d: get %lx, load %lx", r, u, i,
+                (unsigned long)got[i],
+                direct ? (unsigned long)direct[i] : 0ul);
+          break;
+        }
+      }
+    }
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  }
+  CHECK_OK(dart_team_memfree(g));
+}
+
+/* words [0, WORDS): the buffer; WORDS: flag (round written); WORDS + 1:
+ * acknowledgement (round read) */
+static void message_passing(bool direct_stores)
+{
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, WORDS + 2,
+                                      DART_TYPE_LONG, &g));
+  int next = (me + 1) % n, prev = (me + n - 1) % n;
+  dart_gptr_t buf_next = g, flag_next = g, ack_mine = g, mine_g = g;
+  dart_gptr_setunit(&buf_next, DART_TEAM_UNIT_ID(next));
+  dart_gptr_setunit(&flag_next, DART_TEAM_UNIT_ID(next));
+  flag_next.addr_or_offs.offset = WORDS * sizeof(long);
+  dart_gptr_setunit(&ack_mine, DART_TEAM_UNIT_ID(me));
+  ack_mine.addr_or_offs.offset = (WORDS + 1) * sizeof(long);
+  dart_gptr_setunit(&mine_g, DART_TEAM_UNIT_ID(me));
+  dart_gptr_t flag_mine = mine_g, ack_prev = g;
+  flag_mine.addr_or_offs.offset = WORDS * sizeof(long);
+  dart_gptr_setunit(&ack_prev, DART_TEAM_UNIT_ID(prev));
+  ack_prev.addr_or_offs.offset = (WORDS + 1) * sizeof(long);
+  long *mine, *next_direct = NULL;
+  CHECK_OK(dart_gptr_getaddr(mine_g, (void **)&mine));
+  for (int i = 0; i < WORDS + 2; i++) mine[i] = -1;
+  if (direct_stores)
+    CHECK_OK(dart_gptr_getaddr_shared(buf_next, (void **)&next_direct));
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+
+  for (long r = 0; r < ROUNDS; r++) {
+    long out[WORDS], old, seen = -2;
+    for (int i = 0; i < WORDS; i++) out[i] = value(me, (int)r, i);
+    if (next_direct)
+      memcpy(next_direct, out, sizeof out);
+    else
+      CHECK_OK(dart_put(buf_next, out, WORDS, DART_TYPE_LONG, DART_TYPE_LONG));
+    CHECK_OK(dart_flush(buf_next));
+    CHECK_OK(dart_fetch_and_op(flag_next, &r, &old, DART_TYPE_LONG,
+                               DART_OP_REPLACE));
+    /* receive from prev */
+    for (long spins = 0; seen != r; spins++) {
+      CHECK_OK(dart_fetch_and_op(flag_mine, NULL, &seen, DART_TYPE_LONG,
+                                 DART_OP_NO_OP));
+      if (seen != r) sched_yield(); /* units may outnumber cores */
+      if (spins > 100000000L) {
+        FAILF("round %ld: no flag from unit %d", r, prev);
+        goto out;
+      }
+    }
+    for (int i = 0; i < WORDS; i++) {
+      if (mine[i] != value(prev, (int)r, i)) {
+        FAILF("round %ld (%s): word %d is %lx, expected %lx", r,
+              next_direct ? "stores" : "puts", i, (unsigned long)mine[i],
+              (unsigned long)value(prev, (int)r, i));
+        break;
+      }
+    }
+    CHECK_OK(dart_fetch_and_op(ack_prev, &r, &old, DART_TYPE_LONG,
+                               DART_OP_REPLACE));
+    /* next may be overwritten once it has read round r */
+    do {
+      CHECK_OK(dart_fetch_and_op(ack_mine, NULL, &seen, DART_TYPE_LONG,
+                                 DART_OP_NO_OP));
+      if (seen != r) sched_yield();
+    } while (seen != r);
+  }
+out:
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(0));
+  CHECK_OK(dart_team_memfree(g));
+}
+
+int main(int argc, char **argv)
+{
+  dart_test_init(&argc, &argv);
+  me = dart_test_unit;
+  n = dart_test_units;
+  barrier_visibility();
+  message_passing(false);
+  message_passing(true);
+  return dart_test_combine_and_exit();
+}
