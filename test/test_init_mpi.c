@@ -2,6 +2,7 @@
  * An application that initialises MPI itself: dart_init uses it, DART works
  * on top of it, and dart_exit leaves MPI running for the application.
  */
+#include <dart/dart_ext.h>
 #include <mpi.h>
 
 #include "dart_test.h"
@@ -28,6 +29,29 @@ int main(int argc, char **argv)
   int got = -1;
   CHECK_OK(dart_get_blocking(&got, mine, 1, DART_TYPE_INT, DART_TYPE_INT));
   CHECK_EQ(got, (rank + size - 1) % size);
+
+  /* atomics work, or, where MPI's one-sided component would crash in them
+   * (Open MPI's default osc/rdma), fail cleanly */
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  dart_path_t path;
+  CHECK_OK(dart_gptr_atomic_path(next, &path));
+  int one = 1, old = -1, now = -1;
+  dart_ret_t ret = dart_fetch_and_op(next, &one, &old, DART_TYPE_INT,
+                                     DART_OP_SUM);
+  bool refused = false;
+#ifdef OPEN_MPI
+  refused = path == DART_PATH_MPI && getenv("OMPI_MCA_osc") == NULL;
+#endif
+  if (refused) {
+    CHECK_RET(ret, DART_ERR_OTHER);
+    CHECK_EQ(old, -1);
+  } else {
+    CHECK_OK(ret);
+    CHECK_EQ(old, rank);
+  }
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  CHECK_OK(dart_get_blocking(&now, mine, 1, DART_TYPE_INT, DART_TYPE_INT));
+  CHECK_EQ(now, refused ? got : got + 1);
   CHECK_OK(dart_team_memfree(g));
 
   int total = dart_test_combine_and_exit();

@@ -150,6 +150,7 @@ static dart_ret_t prepare(const char *func, dart_gptr_t gptr,
                       t->elem_size, (long)type);
     return DART_ERR_INVAL;
   }
+  a->func = func;
   a->target = target;
   a->kind = kind;
   a->type = type;

@@ -32,6 +32,7 @@ typedef enum {
 } dart__atomic_kind_t;
 
 typedef struct {
+  const char *func; /* the public function, for errors */
   const dart__target_t *target;
   dart__atomic_kind_t kind;
   dart_datatype_t type; /* basic, never DART_TYPE_LONG_DOUBLE */

@@ -170,6 +170,12 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
 {
   const dart__target_t *t = a->target;
   MPI_Win win = t->team->win;
+  if (__builtin_expect(!dart__rt.mpi_cas_ok, 0)) {
+    DART_LOG_ERROR_IN(a->func, "no atomics through MPI: its one-sided "
+                               "component crashes in MPI_Compare_and_swap "
+                               "(set OMPI_MCA_osc=pt2pt,sm)");
+    return DART_ERR_OTHER;
+  }
   if (a->kind == DART__ATOMIC_CAS) {
     DART__MPI_CHECK(MPI_Compare_and_swap(
         a->values, a->compare, a->result, cas_type(a->size), t->unit,

@@ -56,6 +56,42 @@ static void choose_mpi_components(bool thread_multiple)
 #endif
 }
 
+/*
+ * Whether MPI_Compare_and_swap works on dynamic windows. Open MPI 4.1
+ * serves them with osc/rdma unless pt2pt or ucx is selected, and osc/rdma
+ * crashes there. dart_init selects working components before MPI_Init; an
+ * application that initialised MPI itself may have left the default. The
+ * selection is Open MPI's "osc" control variable.
+ */
+static bool mpi_cas_usable(void)
+{
+#ifdef OPEN_MPI
+  int provided, index, count;
+  char *value = NULL;
+  MPI_T_cvar_handle handle;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+    return false;
+  if (MPI_T_cvar_get_index("osc", &index) == MPI_SUCCESS &&
+      MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) == MPI_SUCCESS) {
+    value = calloc((size_t)count + 1, 1);
+    if (value && MPI_T_cvar_read(handle, value) != MPI_SUCCESS) value[0] = 0;
+    MPI_T_cvar_handle_free(&handle);
+  }
+  MPI_T_finalize();
+  bool ok = value && value[0] != '^' &&
+            (strstr(value, "pt2pt") || strstr(value, "ucx"));
+  if (!ok)
+    DART_LOG_WARN("Open MPI's one-sided components \"%s\" (osc/rdma) crash "
+                  "in MPI_Compare_and_swap: atomics and locks that need MPI "
+                  "will fail; set OMPI_MCA_osc=pt2pt,sm before MPI_Init "
+                  "(README)", value ? value : "default");
+  free(value);
+  return ok;
+#else
+  return true;
+#endif
+}
+
 static void print_info(void)
 {
   printf("libdart %s: %d units on %d node(s)%s\n", DART_VERSION_STR,
@@ -94,11 +130,6 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   }
   if (mpi_up) {
     MPI_Query_thread(provided);
-#ifdef OPEN_MPI
-    if (getenv("OMPI_MCA_osc") == NULL)
-      DART_LOG_WARN("MPI was initialised with Open MPI's default one-sided "
-                    "components; set OMPI_MCA_osc=pt2pt,sm (see README)");
-#endif
   } else {
     choose_mpi_components(mpi_level == MPI_THREAD_MULTIPLE);
     if (MPI_Init_thread(argc, argv, mpi_level, provided) != MPI_SUCCESS) {
@@ -113,6 +144,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   MPI_Comm_rank(dart__rt.comm, &dart__rt.myid);
   MPI_Comm_size(dart__rt.comm, &dart__rt.size);
   dart__base__log_set_unit(dart__rt.myid);
+  dart__rt.mpi_cas_ok = mpi_cas_usable();
 #ifdef OPEN_MPI
   DART_LOG_INFO("Open MPI one-sided components: %s",
                 getenv("OMPI_MCA_osc") ? getenv("OMPI_MCA_osc") : "default");

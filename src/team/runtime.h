@@ -17,6 +17,7 @@ typedef struct {
   int num_nodes;
   int my_node;
   int *node_of;      /* global unit -> node index (emulated nodes included) */
+  bool mpi_cas_ok;   /* MPI_Compare_and_swap works on dynamic windows */
 } dart__runtime_t;
 
 extern dart__runtime_t dart__rt;
