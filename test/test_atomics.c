@@ -48,6 +48,7 @@ static dart_gptr_t at(dart_gptr_t g, int unit, size_t index, size_t size)
     T *mine = NULL;                                                           \
     dart_gptr_t g0 = at(g, me, 0, sizeof(T));                                 \
     CHECK_OK(dart_gptr_getaddr(g0, (void **)&mine));                          \
+    CHECK((uintptr_t)mine % 64 == 0); /* parts are cache-line aligned */      \
     T init[NOPS] = {50, 20, 5, 1, (T)~0, 0, 0, 3, 0, 0, 99, 77};              \
     for (int k = 0; k < NOPS; k++) mine[k] = init[k];                         \
     mine[SLOT_CAS] = 0;                                                       \
@@ -163,6 +164,7 @@ static void test_types(void)
   TEST_TYPE(unsigned long long, DART_TYPE_ULONGLONG, 1, 7, BITS_INT);
   TEST_TYPE(float, DART_TYPE_FLOAT, 0, 8, BITS_NONE);
   TEST_TYPE(double, DART_TYPE_DOUBLE, 0, 9, BITS_NONE);
+  TEST_TYPE(long double, DART_TYPE_LONG_DOUBLE, 0, 10, BITS_NONE);
 }
 
 static int iters(void)

@@ -621,7 +621,15 @@ int main(int argc, char **argv)
     bad_atomics(__LINE__, ga, DART_TYPE_LAST, 1);
     bad_atomics(__LINE__, ga, (dart_datatype_t)-3, 1);
     bad_atomics(__LINE__, ga, strided, 1);
+    /* long double: 16-byte alignment; no compare-and-swap */
     bad_atomics(__LINE__, ga, DART_TYPE_LONG_DOUBLE, 1);
+    {
+      long double lv = 1.0L, lcmp = 0.0L, lres = -1.0L;
+      INVAL("dart_compare_and_swap",
+            dart_compare_and_swap(unit_gptr(g, next, 16), &lv, &lcmp, &lres,
+                                  DART_TYPE_LONG_DOUBLE));
+      CHECK(lres == -1.0L);
+    }
     CHECK_OK(dart_type_destroy(&strided));
     /* misaligned for 8, 4 and 2 bytes */
     bad_atomics(__LINE__, unit_gptr(g, next, 9), DART_TYPE_ULONG, 1);

@@ -133,11 +133,12 @@ dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void *src, size_t nelem,
 
 /* ---- atomics ----
  *
- * Types: the basic types but DART_TYPE_LONG_DOUBLE. Operations: MIN, MAX,
- * SUM, PROD, REPLACE (atomic write) and NO_OP (atomic read) on every one;
- * BAND, BOR, BXOR, LAND, LOR, LXOR on integral types (DART_TYPE_BYTE is a
- * signed char). Integer arithmetic wraps. The target must be aligned to the
- * element size. Anything else is DART_ERR_INVAL.
+ * Types: the basic types. Operations: MIN, MAX, SUM, PROD, REPLACE (atomic
+ * write) and NO_OP (atomic read) on every one; BAND, BOR, BXOR, LAND, LOR,
+ * LXOR on integral types (DART_TYPE_BYTE is a signed char). Integer
+ * arithmetic wraps. The target must be aligned to the element size.
+ * Anything else is DART_ERR_INVAL. DART_TYPE_LONG_DOUBLE, wider than any
+ * compare-and-swap, is changed under a lock word of its owner.
  *
  * All atomics on one location are atomic with respect to each other,
  * whatever operations are mixed and wherever the callers run: an

@@ -88,6 +88,13 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
 /* Collective: completes access to the segment and frees it. */
 dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg);
 
+/*
+ * The word in global unit's pool header that serialises atomics on its
+ * elements wider than any compare-and-swap (long double). It is reached
+ * like the pool, so its own atomics follow the pool's atomics path.
+ */
+void dart__globmem__wide_lock(int unit, dart__target_t *target);
+
 /* The local pool (segment 0 of DART_TEAM_ALL). */
 dart_ret_t dart__globmem__pool_init(void);
 void dart__globmem__pool_fini(void);

@@ -22,13 +22,18 @@
 #define POOL_ALIGN 16
 #define OFFSET_MASK ((UINT64_C(1) << DART__POOL_CHUNK_SHIFT) - 1)
 
+/* Grown chunks a directory describes (chunk c at entry c - 1): as many as
+ * fit the header. */
+#define DIR_ENTRIES (DART__POOL_MAX_CHUNKS - 2)
+
 /* Directory at the head of each unit's pool part (read by other units). */
 typedef struct {
   _Atomic uint64_t nchunks; /* grown chunks published so far */
+  uint64_t wide_lock;       /* see dart__globmem__wide_lock */
   struct {
     uint64_t disp;
     uint64_t size;
-  } chunk[DART__POOL_MAX_CHUNKS - 1];
+  } chunk[DIR_ENTRIES];
 } pool_dir_t;
 
 _Static_assert(sizeof(pool_dir_t) <= DART__POOL_HEADER,
@@ -77,6 +82,7 @@ dart_ret_t dart__globmem__pool_init(void)
   }
   pool.dir = (pool_dir_t *)seg->mybase;
   atomic_store(&pool.dir->nchunks, 0);
+  pool.dir->wide_lock = 0;
   pool.chunk[0].base = seg->mybase + DART__POOL_HEADER;
   pool.chunk[0].size = dart__base__config.local_pool;
   dart__base__ralloc_init(&pool.chunk[0].ra, pool.chunk[0].size);
@@ -107,9 +113,9 @@ void dart__globmem__pool_fini(void)
 static int pool_grow(size_t bytes)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
-  if (pool.nchunks == DART__POOL_MAX_CHUNKS) {
+  if (pool.nchunks > DIR_ENTRIES) {
     DART_LOG_ERROR_IN("dart_memalloc", "the pool has %d chunks already",
-                      DART__POOL_MAX_CHUNKS);
+                      pool.nchunks);
     return -1;
   }
   size_t size = pool.chunk[pool.nchunks - 1].size * 2;
@@ -258,6 +264,23 @@ static remote_chunk_t *remote_cache(int unit)
     return cache;
   }
   return fresh;
+}
+
+void dart__globmem__wide_lock(int unit, dart__target_t *target)
+{
+  dart__team_t *all = dart__team__get(DART_TEAM_ALL);
+  const dart__route_t *r0 = &all->segs.pool->routes[unit];
+  const size_t back = DART__POOL_HEADER - offsetof(pool_dir_t, wide_lock);
+  dart__route_t *r = &target->grown;
+  *r = *r0;
+  r->base = r0->base ? r0->base - back : NULL;
+  r->disp = r0->disp - (MPI_Aint)back;
+  r->size = sizeof(uint64_t);
+  target->team = all;
+  target->seg = all->segs.pool;
+  target->unit = unit;
+  target->route = r;
+  target->offset = 0;
 }
 
 dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,

@@ -28,6 +28,13 @@ void dart__globmem__segtab_fini(dart__team_t *team)
   if (team->segs.pool) dart__globmem__pool_fini();
 }
 
+/* The start of a part in a shared window: SEG_ALIGN-aligned. Mappings of
+ * one window differ by whole pages, so every unit finds the same part. */
+static char *align_part(char *base)
+{
+  return (char *)(((uintptr_t)base + SEG_ALIGN - 1) & ~(uintptr_t)(SEG_ALIGN - 1));
+}
+
 static void seg_release(dart__segment_t *seg)
 {
   if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
@@ -61,7 +68,9 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    size_t rounded = (part + SEG_ALIGN - 1) / SEG_ALIGN * SEG_ALIGN;
+    /* room to align the part: MPI's shared windows may start it anywhere
+     * (Open MPI: 264 bytes into a page) */
+    size_t rounded = (part + SEG_ALIGN - 1) / SEG_ALIGN * SEG_ALIGN + SEG_ALIGN;
     int mret = MPI_Win_allocate_shared((MPI_Aint)rounded, 1, info,
                                        team->node_comm, &seg->mybase,
                                        &seg->shm_win);
@@ -72,6 +81,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
       ret = DART_ERR_NOMEM;
       goto fail;
     }
+    seg->mybase = align_part(seg->mybase);
   }
   seg->mysize = part;
 
@@ -117,7 +127,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
         goto fail;
       }
       r->path = DART__PATH_SHM;
-      r->base = base + header;
+      r->base = align_part(base) + header;
     } else {
       r->path = DART__PATH_MPI;
       seg->remote = true;

@@ -68,7 +68,8 @@ void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
   case DART_TYPE_LONGLONG: APPLY_INT(long long); break;
   case DART_TYPE_ULONGLONG: APPLY_INT(unsigned long long); break;
   case DART_TYPE_FLOAT: APPLY_FLOAT(float); break;
-  default: APPLY_FLOAT(double); break; /* DART_TYPE_DOUBLE */
+  case DART_TYPE_DOUBLE: APPLY_FLOAT(double); break;
+  default: APPLY_FLOAT(long double); break; /* DART_TYPE_LONG_DOUBLE */
   }
 }
 
@@ -107,11 +108,6 @@ static dart_ret_t prepare(const char *func, dart_gptr_t gptr,
     return DART_ERR_INVAL;
   }
   const dart__dtype_t *t = &dart__globmem__basic_types[type];
-  if (type == DART_TYPE_LONG_DOUBLE) {
-    DART_LOG_ERROR_IN(func, "DART_TYPE_LONG_DOUBLE has no atomic operations "
-                            "(MPI has no 16-byte compare-and-swap)");
-    return DART_ERR_INVAL;
-  }
   if (kind == DART__ATOMIC_CAS) {
     if (!t->integral) {
       DART_LOG_ERROR_IN(func, "compare-and-swap needs an integral type, not "
@@ -163,6 +159,70 @@ static dart_ret_t prepare(const char *func, dart_gptr_t gptr,
   return DART_OK;
 }
 
+/* One exchange on an 8-byte lock word; *seen gets the word before. */
+static dart_ret_t lock_word_cas(const dart__atomic_t *a,
+                                const dart__target_t *word, uint64_t from,
+                                uint64_t to, uint64_t *seen)
+{
+  dart__atomic_t cas = {.func = a->func,
+                        .target = word,
+                        .kind = DART__ATOMIC_CAS,
+                        .type = DART_TYPE_ULONGLONG,
+                        .size = sizeof(uint64_t),
+                        .op = DART_OP_REPLACE,
+                        .values = &to,
+                        .compare = &from,
+                        .result = seen,
+                        .nelem = 1};
+  return dart__onesided__paths[word->route->atomics]->atomic(&cas);
+}
+
+#define WIDE_BLOCK 64
+
+/*
+ * Elements wider than any compare-and-swap (long double) change under a
+ * lock word of their owner: take it, read, compute, write back, release.
+ * Every atomic on such an element goes this way, on every path, so they
+ * exclude each other.
+ */
+static dart_ret_t wide_atomic(const dart__atomic_t *a)
+{
+  const dart__target_t *t = a->target;
+  dart__target_t word;
+  dart__globmem__wide_lock(t->team->members[t->unit], &word);
+  const uint64_t me = (uint64_t)dart__rt.myid + 1;
+  uint64_t seen;
+  unsigned spins = 0;
+  dart_ret_t ret;
+  while ((ret = lock_word_cas(a, &word, 0, me, &seen)) == DART_OK && seen)
+    dart__onesided__backoff(&spins);
+  if (ret != DART_OK) return ret;
+
+  const dart__path_ops_t *path = dart__onesided__paths[t->route->path];
+  const dart__dtype_t *ld = &dart__globmem__basic_types[DART_TYPE_LONG_DOUBLE];
+  long double old[WIDE_BLOCK], next[WIDE_BLOCK];
+  const char *operands = a->values;
+  for (size_t first = 0; first < a->nelem && ret == DART_OK;
+       first += WIDE_BLOCK) {
+    dart__target_t at = *t;
+    at.offset += first * a->size;
+    size_t n = a->nelem - first < WIDE_BLOCK ? a->nelem - first : WIDE_BLOCK;
+    dart__xfer_t x = {&at, old, ld, ld, n};
+    if ((ret = path->get(&x, DART__MODE_BLOCKING, NULL)) != DART_OK) break;
+    if (a->op == DART_OP_NO_OP) continue;
+    for (size_t i = 0; i < n; i++)
+      dart__onesided__atomic_apply(
+          a, &old[i], operands ? operands + (first + i) * a->size : NULL,
+          &next[i]);
+    x.local = next;
+    ret = path->put(&x, DART__MODE_BLOCKING, NULL);
+  }
+  if (ret == DART_OK && a->result) memcpy(a->result, &old[0], a->size);
+
+  dart_ret_t unlock = lock_word_cas(a, &word, me, 0, &seen);
+  return ret != DART_OK ? ret : unlock;
+}
+
 static dart_ret_t atomic(const char *func, dart_gptr_t gptr,
                          dart__atomic_kind_t kind, const void *values,
                          const void *compare, void *result, size_t nelem,
@@ -175,6 +235,7 @@ static dart_ret_t atomic(const char *func, dart_gptr_t gptr,
   if (ret != DART_OK || nelem == 0) return ret;
   int path = target.route->atomics;
   dart__onesided__count_op(path == DART__PATH_MPI ? path : target.route->path);
+  if (type == DART_TYPE_LONG_DOUBLE) return wide_atomic(&a);
   return dart__onesided__paths[path]->atomic(&a);
 }
 

@@ -8,10 +8,10 @@
  */
 #include <dart/dart_communication.h>
 #include <dart/dart_synchronization.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <threads.h>
 
+#include "onesided/onesided.h"
 #include "team/runtime.h"
 #include "team/team.h"
 
@@ -52,16 +52,6 @@ static dart_ret_t swap(dart_gptr_t g, long value, long *old)
 static dart_ret_t load(dart_gptr_t g, long *value)
 {
   return dart_fetch_and_op(g, NULL, value, DART_TYPE_LONG, DART_OP_NO_OP);
-}
-
-/* Waits politely: a few spins, then give the core away (units are often
- * more than cores). */
-static void backoff(unsigned *spins)
-{
-  if (++*spins < 32)
-    __builtin_ia32_pause();
-  else
-    sched_yield();
 }
 
 static dart_ret_t check_lock(const char *func, dart_lock_t lock)
@@ -175,7 +165,7 @@ dart_ret_t dart_lock_acquire(dart_lock_t lock)
     unsigned spins = 0;
     while ((ret = load(word(lock, lock->me, GRANTED), &granted)) == DART_OK &&
            !granted)
-      backoff(&spins);
+      dart__onesided__backoff(&spins);
     if (ret != DART_OK) return ret;
   }
   lock->held = true;
@@ -226,7 +216,7 @@ dart_ret_t dart_lock_release(dart_lock_t lock)
     unsigned spins = 0;
     while ((ret = load(word(lock, lock->me, NEXT), &next)) == DART_OK &&
            next == NOBODY)
-      backoff(&spins);
+      dart__onesided__backoff(&spins);
     if (ret != DART_OK) return ret;
   }
   if ((ret = swap(word(lock, next, GRANTED), 1, &old)) != DART_OK) return ret;

@@ -4,6 +4,7 @@
 
 #include <dart/dart_communication.h>
 #include <dart/dart_ext.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "globmem/datatype.h"
@@ -24,6 +25,19 @@ typedef struct {
   size_t nelem;
 } dart__xfer_t;
 
+/* Waits politely: a few spins, then give the core away (units are often
+ * more than cores). */
+static inline void dart__onesided__backoff(unsigned *spins)
+{
+  if (++*spins < 32) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  } else {
+    sched_yield();
+  }
+}
+
 /* An atomic operation on nelem consecutive elements of a basic type. */
 typedef enum {
   DART__ATOMIC_ACCUMULATE, /* values[i] op'd into each element */
@@ -35,8 +49,8 @@ typedef struct {
   const char *func; /* the public function, for errors */
   const dart__target_t *target;
   dart__atomic_kind_t kind;
-  dart_datatype_t type; /* basic, never DART_TYPE_LONG_DOUBLE */
-  size_t size;          /* bytes per element: 1, 2, 4 or 8 */
+  dart_datatype_t type; /* basic */
+  size_t size;          /* bytes per element */
   dart_operation_t op;  /* predefined, valid for type */
   const void *values;   /* operands (CAS: the new value) */
   const void *compare;  /* CAS only */
