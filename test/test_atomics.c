@@ -174,7 +174,7 @@ static int iters(void)
 }
 
 /* One counter, every unit adding to it by every means at once. */
-static void test_contention(dart_team_t team, int tme, int tn)
+static void test_contention(dart_team_t team, int tn)
 {
   int rounds = iters();
   dart_gptr_t g;
@@ -251,7 +251,6 @@ static void test_contention(dart_team_t team, int tme, int tn)
     }
     taken[all[i]] = 1;
   }
-  (void)tme;
   free(taken);
   free(all);
   free(tickets);
@@ -305,7 +304,7 @@ int main(int argc, char **argv)
   bool shm_on = shm == NULL || strcmp(shm, "0") != 0;
 
   test_types();
-  test_contention(DART_TEAM_ALL, me, n);
+  test_contention(DART_TEAM_ALL, n);
   check_rule(DART_TEAM_ALL, n, n == 1 || (nodes == 1 && shm_on));
 
   /* a team of this node's units shares its memory even if ALL does not */
@@ -325,11 +324,9 @@ int main(int argc, char **argv)
     CHECK_OK(dart_group_destroy(&gr));
   }
   size_t tn;
-  dart_team_unit_t tme;
   CHECK_OK(dart_team_size(node_team, &tn));
-  CHECK_OK(dart_team_myid(node_team, &tme));
   check_rule(node_team, (int)tn, tn == 1 || shm_on);
-  test_contention(node_team, tme.id, (int)tn);
+  test_contention(node_team, (int)tn);
   CHECK_OK(dart_team_destroy(&node_team));
   free(node_of);
   return dart_test_combine_and_exit();

@@ -10,9 +10,13 @@
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
-/* Integer arithmetic in unsigned long long: wraps like the CPU's atomics
- * instead of overflowing a signed type. */
-#define APPLY_INT(T)                                                         \
+/*
+ * One element: r = x op y in T. SUM and PROD go through ARITH: plain for
+ * floating point, WRAPPING for integers (unsigned long long arithmetic
+ * wraps like the CPU's atomics instead of overflowing a signed type).
+ * EXTRA adds the operations of integers only.
+ */
+#define APPLY(T, ARITH, EXTRA)                                               \
   do {                                                                       \
     T x, y, r;                                                               \
     memcpy(&x, old, sizeof x);                                               \
@@ -20,39 +24,25 @@
     switch (a->op) {                                                         \
     case DART_OP_MIN: r = y < x ? y : x; break;                              \
     case DART_OP_MAX: r = y > x ? y : x; break;                              \
-    case DART_OP_SUM:                                                        \
-      r = (T)((unsigned long long)x + (unsigned long long)y);                \
-      break;                                                                 \
-    case DART_OP_PROD:                                                       \
-      r = (T)((unsigned long long)x * (unsigned long long)y);                \
-      break;                                                                 \
-    case DART_OP_BAND: r = (T)(x & y); break;                                \
-    case DART_OP_BOR: r = (T)(x | y); break;                                 \
-    case DART_OP_BXOR: r = (T)(x ^ y); break;                                \
-    case DART_OP_LAND: r = (T)(x && y); break;                               \
-    case DART_OP_LOR: r = (T)(x || y); break;                                \
-    case DART_OP_LXOR: r = (T)(!x != !y); break;                             \
+    case DART_OP_SUM: r = (T)ARITH(+); break;                                \
+    case DART_OP_PROD: r = (T)ARITH(*); break;                               \
+    EXTRA                                                                    \
     case DART_OP_REPLACE: r = y; break;                                      \
     default: r = x; break; /* DART_OP_NO_OP */                               \
     }                                                                        \
     memcpy(out, &r, sizeof r);                                               \
   } while (0)
-
-#define APPLY_FLOAT(T)                                                       \
-  do {                                                                       \
-    T x, y, r;                                                               \
-    memcpy(&x, old, sizeof x);                                               \
-    memcpy(&y, operand, sizeof y);                                           \
-    switch (a->op) {                                                         \
-    case DART_OP_MIN: r = y < x ? y : x; break;                              \
-    case DART_OP_MAX: r = y > x ? y : x; break;                              \
-    case DART_OP_SUM: r = x + y; break;                                      \
-    case DART_OP_PROD: r = x * y; break;                                     \
-    case DART_OP_REPLACE: r = y; break;                                      \
-    default: r = x; break;                                                   \
-    }                                                                        \
-    memcpy(out, &r, sizeof r);                                               \
-  } while (0)
+#define PLAIN(op) (x op y)
+#define WRAPPING(op) ((unsigned long long)x op (unsigned long long)y)
+#define INTEGER_OPS                                                          \
+  case DART_OP_BAND: r = x & y; break;                                       \
+  case DART_OP_BOR: r = x | y; break;                                        \
+  case DART_OP_BXOR: r = x ^ y; break;                                       \
+  case DART_OP_LAND: r = x && y; break;                                      \
+  case DART_OP_LOR: r = x || y; break;                                       \
+  case DART_OP_LXOR: r = !x != !y; break;
+#define APPLY_INT(T) APPLY(T, WRAPPING, INTEGER_OPS)
+#define APPLY_FLOAT(T) APPLY(T, PLAIN, )
 
 void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
                                   const void *operand, void *out)

@@ -41,8 +41,9 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
 }
 
 /*
- * CPU atomics on one element of N bits: the CPU's own fetch-and-op where
- * there is one, else a compare-and-swap loop over dart__onesided__atomic_apply.
+ * CPU atomics on one element of N bits: the CPU's own instruction where
+ * there is one (add, exchange, and non-fetching and/or/xor), else a
+ * compare-and-swap loop over dart__onesided__atomic_apply.
  * All sequentially consistent, so they also order the caller's other
  * accesses. old_out may be NULL.
  */
@@ -69,13 +70,7 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
       old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                            \
     } else if (integral && a->op == DART_OP_SUM) {                           \
       old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                      \
-    } else if (integral && a->op == DART_OP_BXOR) {                          \
-      old = __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                      \
-    } else if (integral && a->op == DART_OP_BAND) {                          \
-      old = __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                      \
-    } else if (integral && a->op == DART_OP_BOR) {                           \
-      old = __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                       \
-    } else {                                                                 \
+    } else { /* fetching AND/OR/XOR are swap loops on x86 too */             \
       old = __atomic_load_n(p, __ATOMIC_RELAXED);                            \
       do {                                                                   \
         dart__onesided__atomic_apply(a, &old, operand, &next);               \
