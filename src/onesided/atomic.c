@@ -63,30 +63,24 @@ void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
   }
 }
 
-static bool op_valid(dart_operation_t op, const dart__dtype_t *t)
+/* The operations that apply atomically to one element, as bit masks:
+ * MINMAX works on pairs and user operations on arrays, so neither does. */
+#define OP_BIT(op) (UINT32_C(1) << (op))
+#define OPS_ANY_TYPE                                                         \
+  (OP_BIT(DART_OP_MIN) | OP_BIT(DART_OP_MAX) | OP_BIT(DART_OP_SUM) |         \
+   OP_BIT(DART_OP_PROD) | OP_BIT(DART_OP_REPLACE) | OP_BIT(DART_OP_NO_OP))
+#define OPS_INTEGRAL                                                         \
+  (OPS_ANY_TYPE | OP_BIT(DART_OP_BAND) | OP_BIT(DART_OP_BOR) |               \
+   OP_BIT(DART_OP_BXOR) | OP_BIT(DART_OP_LAND) | OP_BIT(DART_OP_LOR) |       \
+   OP_BIT(DART_OP_LXOR))
+
+static inline bool op_valid(dart_operation_t op, const dart__dtype_t *t)
 {
-  switch (op) {
-  case DART_OP_MIN:
-  case DART_OP_MAX:
-  case DART_OP_SUM:
-  case DART_OP_PROD:
-  case DART_OP_REPLACE:
-  case DART_OP_NO_OP:
-    return true;
-  case DART_OP_BAND:
-  case DART_OP_BOR:
-  case DART_OP_BXOR:
-  case DART_OP_LAND:
-  case DART_OP_LOR:
-  case DART_OP_LXOR:
-    return t->integral;
-  default:
-    return false; /* MINMAX works on pairs, user operations on arrays */
-  }
+  return op < 32 && ((t->integral ? OPS_INTEGRAL : OPS_ANY_TYPE) & OP_BIT(op));
 }
 
 /* Validates an atomic operation and resolves its target. */
-static dart_ret_t prepare(const char *func, dart_gptr_t gptr,
+static inline __attribute__((always_inline)) dart_ret_t prepare(const char *func, dart_gptr_t gptr,
                           dart__atomic_kind_t kind, const void *values,
                           const void *compare, void *result, size_t nelem,
                           dart_datatype_t type, dart_operation_t op,
@@ -129,7 +123,7 @@ static dart_ret_t prepare(const char *func, dart_gptr_t gptr,
   uintptr_t addr = r->atomics == DART__PATH_MPI
                        ? (uintptr_t)r->disp + target->offset
                        : (uintptr_t)r->base + target->offset;
-  if (addr % t->elem_size != 0) {
+  if (addr & (t->elem_size - 1)) { /* sizes are powers of two */
     DART_LOG_ERROR_IN(func, "offset %llu is not aligned to the %zu bytes of "
                             "datatype %ld",
                       (unsigned long long)gptr.addr_or_offs.offset,

@@ -126,19 +126,22 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   dart__target_t target;
   dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
   if (ret != DART_OK) return ret;
-  atomic_thread_fence(memory_order_seq_cst);
   dart__team_t *team = target.team;
   if (!all) {
     const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
     ret = local ? path->flush_local(team, target.unit)
                 : path->flush(team, target.unit);
-    if (ret != DART_OK) return ret;
-  } else if (team->win != MPI_WIN_NULL) {
+    if (ret != DART_OK || target.route->path != DART__PATH_MPI) return ret;
+  } else {
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!team->win_dirty) return DART_OK; /* nothing went through MPI */
+    /* cleared first: an operation issued meanwhile marks it again */
+    team->win_dirty = false;
     /* a local flush is a full one here: see path_mpi.c */
     DART__MPI_CHECK(MPI_Win_flush_all(team->win));
   }
   /* direct loads and stores of our own part against others' RMA */
-  if (team->win != MPI_WIN_NULL) DART__MPI_CHECK(MPI_Win_sync(team->win));
+  DART__MPI_CHECK(MPI_Win_sync(team->win));
   return DART_OK;
 }
 

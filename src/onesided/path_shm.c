@@ -16,7 +16,10 @@ static dart_ret_t shm_put(const dart__xfer_t *x, dart__mode_t mode,
   const dart__target_t *t = x->target;
   dart__globmem__dtype_copy(t->route->base + t->offset, x->remote_t, x->local,
                             x->local_t, x->nelem);
-  atomic_thread_fence(memory_order_release);
+  /* complete: before the caller's later loads too (a release fence would
+   * let them pass the stores) */
+  if (mode == DART__MODE_BLOCKING) atomic_thread_fence(memory_order_seq_cst);
+  else atomic_thread_fence(memory_order_release);
   if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   return DART_OK;
 }
@@ -48,7 +51,7 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
  * accesses. old_out may be NULL.
  */
 #define DEFINE_CPU_RMW(N)                                                    \
-  static void cpu_rmw##N(uint##N##_t *p, const dart__atomic_t *a,           \
+  static inline __attribute__((always_inline)) void cpu_rmw##N(uint##N##_t *p, const dart__atomic_t *a,           \
                          const void *operand, void *old_out)                 \
   {                                                                          \
     uint##N##_t v = 0, old, next;                                            \
@@ -80,7 +83,8 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
     }                                                                        \
     if (old_out) memcpy(old_out, &old, sizeof old);                          \
   }                                                                          \
-  static void cpu_cas##N(uint##N##_t *p, const void *value,                  \
+  static inline __attribute__((always_inline)) void cpu_cas##N(           \
+      uint##N##_t *p, const void *value,                  \
                          const void *compare, void *old_out)                 \
   {                                                                          \
     uint##N##_t v, expected;                                                 \
@@ -96,7 +100,8 @@ DEFINE_CPU_RMW(16)
 DEFINE_CPU_RMW(32)
 DEFINE_CPU_RMW(64)
 
-static void cpu_element(const dart__atomic_t *a, char *p, const void *operand,
+static inline __attribute__((always_inline)) void cpu_element(
+    const dart__atomic_t *a, char *p, const void *operand,
                         void *old_out)
 {
   bool cas = a->kind == DART__ATOMIC_CAS;
