@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define POLY UINT64_C(0x7)
-#define PERIOD INT64_C(1317624576693539401)
+#include "hpcc.h"
 
 static void die(const char *what, dart_ret_t ret)
 {
@@ -33,34 +32,6 @@ static void die(const char *what, dart_ret_t ret)
     dart_ret_t ret_ = (call);              \
     if (ret_ != DART_OK) die(#call, ret_); \
   } while (0)
-
-/* HPCC_starts: the element n of the random stream, in O(log n). */
-static uint64_t hpcc_starts(int64_t n)
-{
-  uint64_t m2[64];
-  while (n < 0) n += PERIOD;
-  while (n > PERIOD) n -= PERIOD;
-  if (n == 0) return 1;
-  uint64_t temp = 1;
-  for (int i = 0; i < 64; i++) {
-    m2[i] = temp;
-    temp = (temp << 1) ^ ((int64_t)temp < 0 ? POLY : 0);
-    temp = (temp << 1) ^ ((int64_t)temp < 0 ? POLY : 0);
-  }
-  int i;
-  for (i = 62; i >= 0; i--)
-    if ((n >> i) & 1) break;
-  uint64_t ran = 2;
-  while (i > 0) {
-    temp = 0;
-    for (int j = 0; j < 64; j++)
-      if ((ran >> j) & 1) temp ^= m2[j];
-    ran = temp;
-    i -= 1;
-    if ((n >> i) & 1) ran = (ran << 1) ^ ((int64_t)ran < 0 ? POLY : 0);
-  }
-  return ran;
-}
 
 static double now(void)
 {
@@ -79,16 +50,12 @@ typedef struct {
 /* This unit's updates: its stretch of the stream of 4 * words. */
 static void run_updates(const gups_t *g, int me, int units)
 {
-  uint64_t total = 4 * g->words;
-  uint64_t first = total / (uint64_t)units * (uint64_t)me +
-                   ((uint64_t)me < total % (uint64_t)units ? (uint64_t)me
-                                                           : total % units);
-  uint64_t count = total / (uint64_t)units +
-                   ((uint64_t)me < total % (uint64_t)units ? 1 : 0);
+  uint64_t first, count;
+  hpcc_stretch(4 * g->words, me, units, &first, &count);
   uint64_t ran = hpcc_starts((int64_t)first);
   dart_gptr_t gp = g->table;
   for (uint64_t i = 0; i < count; i++) {
-    ran = (ran << 1) ^ ((int64_t)ran < 0 ? POLY : 0);
+    ran = hpcc_next(ran);
     uint64_t index = ran & (g->words - 1);
     gp.unitid = (dart_unit_t)(index / g->per_unit);
     gp.addr_or_offs.offset = index % g->per_unit * sizeof(uint64_t);

@@ -1,0 +1,5 @@
+# examples/hashmap: concurrent inserts (some of one key from two units),
+# replacements and finds on a table of global slots must lose nothing, at
+# every layout (upnK and noshm: the slots' atomics go through MPI).
+dart_add_test(hashmap SOURCES ${PROJECT_SOURCE_DIR}/examples/hashmap.c
+              LAYOUTS node upn1 upn2 noshm ARGS -n 200)
