@@ -1,0 +1,196 @@
+/*
+ * GUPS (HPCC RandomAccess) with the same kernel on four implementations,
+ * one after the other in one run: a table of 2^n 64-bit words per unit,
+ * the units' stretches of HPCC's stream, table[ran % size] ^= ran.
+ *   dart        dart_accumulate (DART_OP_BXOR) on global pointers, as
+ *               examples/gups does
+ *   dart_fetch  dart_fetch_and_op (DART_OP_BXOR), as gups -f does
+ *   mpi_alloc   MPI_Accumulate (MPI_BXOR) on an MPI_Win_allocate window,
+ *               MPI_Win_flush_all at the end
+ *   shm_atomic  __atomic_fetch_xor on an MPI-3 shared window (the node's
+ *               limit; only where all units share one node)
+ * Each unit updates for about a second (or its whole stretch of 4 * 2^n
+ * updates, whichever ends first); GUP/s = all updates / the slowest unit.
+ * With --smoke every implementation makes all updates twice and HPCC's
+ * check must find the table unchanged.
+ *
+ *   dartrun -n 4 bench_gups [--log2 n] [bench options]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dart/dart.h>
+#include <dart/dart_ext.h>
+#include <mpi.h>
+#include <stdint.h>
+
+#include "bench.h"
+#include "hpcc.h"
+
+#define CHUNK 1024
+
+typedef struct {
+  int impl;
+  uint64_t words, per_unit; /* all, per unit: powers of two */
+  int shift;                /* log2(per_unit) */
+  dart_gptr_t table;
+  MPI_Win win;
+  uint64_t **shm; /* each unit's part of the shared window */
+} gups_t;
+
+enum { DART, DART_FETCH, MPI_ALLOC, SHM_ATOMIC, IMPLS };
+static const char *const names[IMPLS] = {"dart", "dart_fetch", "mpi_alloc",
+                                         "shm_atomic"};
+
+static int update(const gups_t *g, uint64_t ran)
+{
+  uint64_t index = ran & (g->words - 1);
+  int unit = (int)(index >> g->shift);
+  uint64_t offset = index & (g->per_unit - 1);
+  switch (g->impl) {
+  case DART:
+  case DART_FETCH: {
+    dart_gptr_t gp = g->table;
+    gp.unitid = unit;
+    gp.addr_or_offs.offset = offset * sizeof(uint64_t);
+    uint64_t old;
+    return (g->impl == DART ? dart_accumulate(gp, &ran, 1, DART_TYPE_ULONGLONG,
+                                              DART_OP_BXOR)
+                            : dart_fetch_and_op(gp, &ran, &old,
+                                                DART_TYPE_ULONGLONG,
+                                                DART_OP_BXOR)) == DART_OK;
+  }
+  case MPI_ALLOC:
+    return MPI_Accumulate(&ran, 1, MPI_UINT64_T, unit, (MPI_Aint)offset, 1,
+                          MPI_UINT64_T, MPI_BXOR, g->win) == MPI_SUCCESS;
+  default:
+    __atomic_fetch_xor(&g->shm[unit][offset], ran, __ATOMIC_SEQ_CST);
+    return 1;
+  }
+}
+
+static int complete(const gups_t *g)
+{
+  if (g->impl == MPI_ALLOC) return MPI_Win_flush_all(g->win) == MPI_SUCCESS;
+  if (g->impl <= DART_FETCH) return dart_flush_all(g->table) == DART_OK;
+  return 1;
+}
+
+/* This unit's updates: the whole stretch, or until seconds have passed
+ * (0: no limit). Returns the number made, or -1 on an error. */
+static long run(const gups_t *g, int me, int units, double seconds)
+{
+  uint64_t first, count;
+  hpcc_stretch(4 * g->words, me, units, &first, &count);
+  uint64_t ran = hpcc_starts((int64_t)first);
+  double t0 = bench_now();
+  uint64_t done = 0;
+  while (done < count) {
+    uint64_t n = count - done < CHUNK ? count - done : CHUNK;
+    for (uint64_t i = 0; i < n; i++) {
+      ran = hpcc_next(ran);
+      if (!update(g, ran)) return -1;
+    }
+    done += n;
+    if (seconds > 0 && bench_now() - t0 > seconds) break;
+  }
+  return complete(g) ? (long)done : -1;
+}
+
+int main(int argc, char **argv)
+{
+  if (dart_init(&argc, &argv) != DART_OK) return 1;
+  bench_opts_t o;
+  int arg = bench_parse(argc, argv, &o);
+  int log2 = o.smoke ? 10 : 20;
+  if (arg + 1 < argc && strcmp(argv[arg], "--log2") == 0)
+    log2 = atoi(argv[arg + 1]);
+  dart_global_unit_t myid;
+  size_t nunits;
+  dart_myid(&myid);
+  dart_size(&nunits);
+  int me = myid.id, units = (int)nunits, failed = 0;
+  if (units & (units - 1)) {
+    if (me == 0) printf("# bench_gups needs a power of two units\n");
+    dart_exit();
+    return 77;
+  }
+  gups_t g = {.per_unit = UINT64_C(1) << log2, .shift = log2};
+  g.words = g.per_unit * (uint64_t)units;
+
+  /* the same table three times: dart, MPI window, shared window */
+  dart_team_memalloc_aligned(DART_TEAM_ALL, g.per_unit, DART_TYPE_ULONGLONG,
+                             &g.table);
+  dart_gptr_t mine = g.table;
+  mine.unitid = me;
+  uint64_t *parts[IMPLS];
+  dart_gptr_getaddr(mine, (void **)&parts[DART]);
+  parts[DART_FETCH] = parts[DART];
+  MPI_Win_allocate((MPI_Aint)(g.per_unit * sizeof(uint64_t)),
+                   sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &parts[MPI_ALLOC], &g.win);
+  MPI_Win_lock_all(0, g.win);
+  /* one node: every unit of the job shares memory with unit 0 */
+  dart_gptr_t last = g.table;
+  last.unitid = units - 1;
+  void *addr = NULL;
+  dart_gptr_getaddr_shared(last, &addr);
+  int local = addr != NULL, one_node;
+  MPI_Allreduce(&local, &one_node, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Win shm_win = MPI_WIN_NULL;
+  if (one_node) {
+    MPI_Win_allocate_shared((MPI_Aint)(g.per_unit * sizeof(uint64_t)),
+                            sizeof(uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                            &parts[SHM_ATOMIC], &shm_win);
+    g.shm = malloc((size_t)units * sizeof *g.shm);
+    for (int u = 0; u < units; u++) {
+      MPI_Aint size;
+      int disp_unit;
+      MPI_Win_shared_query(shm_win, u, &size, &disp_unit, &g.shm[u]);
+    }
+  }
+
+  for (int impl = 0; impl < IMPLS; impl++) {
+    if (impl == SHM_ATOMIC && !one_node) continue;
+    g.impl = impl;
+    uint64_t base = g.per_unit * (uint64_t)me;
+    for (uint64_t i = 0; i < g.per_unit; i++) parts[impl][i] = base + i;
+    if (impl == MPI_ALLOC) MPI_Win_sync(g.win);
+    dart_barrier(DART_TEAM_ALL);
+    double t0 = bench_now();
+    long done = run(&g, me, units, o.smoke ? 0 : 1.0);
+    dart_barrier(DART_TEAM_ALL);
+    double seconds = bench_now() - t0;
+    if (done < 0) {
+      fprintf(stderr, "bench_gups: %s: an update failed\n", names[impl]);
+      failed = 1;
+    }
+    long all = 0;
+    MPI_Allreduce(&done, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+      bench_row(&o, "gups", "update", names[impl], units, (size_t)log2,
+                (double)all / seconds * 1e-9, "GUP/s");
+    if (!o.smoke) continue;
+    /* HPCC's check: the same updates again restore table[i] = i */
+    if (run(&g, me, units, 0) < 0) failed = 1;
+    if (impl == MPI_ALLOC) MPI_Win_sync(g.win);
+    dart_barrier(DART_TEAM_ALL);
+    if (impl == MPI_ALLOC) MPI_Win_sync(g.win);
+    uint64_t wrong = 0;
+    for (uint64_t i = 0; i < g.per_unit; i++)
+      wrong += __atomic_load_n(&parts[impl][i], __ATOMIC_SEQ_CST) != base + i;
+    if (wrong) {
+      fprintf(stderr, "bench_gups: %s: unit %d has %llu wrong entries\n",
+              names[impl], me, (unsigned long long)wrong);
+      failed = 1;
+    }
+  }
+
+  if (shm_win != MPI_WIN_NULL) MPI_Win_free(&shm_win);
+  free(g.shm);
+  MPI_Win_unlock_all(g.win);
+  MPI_Win_free(&g.win);
+  dart_team_memfree(g.table);
+  int any;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  dart_exit();
+  return any ? 1 : 0;
+}

@@ -1,0 +1,183 @@
+# Summary of the benchmark CSVs (bench.h rows) as markdown: the targets
+# with their ratios, then one table per comparison.
+#   awk -F, -f bench/summary.awk results/*.csv > summary.md
+# A missing measurement shows as "-", and a target without its numbers as
+# "not measured".
+
+$1 == "bench" || /^#/ || NF < 8 { next }
+$8 == "residual" { next } # the stencil's check value, not a time
+{
+  key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5 SUBSEP $6
+  V[key] = $7
+  SIZES[$1 SUBSEP $4 SUBSEP $5] = SIZES[$1 SUBSEP $4 SUBSEP $5] " " $6
+  UNITS[$1 SUBSEP $4] = UNITS[$1 SUBSEP $4] " " $5
+}
+
+function val(b, o, i, l, u, s) {
+  k = b SUBSEP o SUBSEP i SUBSEP l SUBSEP u SUBSEP s
+  return (k in V) ? V[k] + 0 : ""
+}
+function fmt(x) {
+  if (x == "") return "-"
+  if (x >= 100) return sprintf("%.0f", x)
+  if (x >= 1) return sprintf("%.3g", x)
+  return sprintf("%.3g", x)
+}
+function human(s) {
+  if (s >= 1048576 && s % 1048576 == 0) return (s / 1048576) " MiB"
+  if (s >= 1024 && s % 1024 == 0) return (s / 1024) " KiB"
+  return s " B"
+}
+# the distinct numbers of a space-separated list, ascending
+function distinct(list, out,    n, a, i, j, seen, t) {
+  n = split(list, a, " ")
+  m = 0
+  for (i = 1; i <= n; i++) if (!(a[i] in seen)) { seen[a[i]] = 1; out[++m] = a[i] + 0 }
+  for (i = 2; i <= m; i++) {
+    t = out[i]
+    for (j = i - 1; j >= 1 && out[j] > t; j--) out[j + 1] = out[j]
+    out[j + 1] = t
+  }
+  return m
+}
+
+# One target: the ratio a/b of two measurements against a limit.
+#   cmp "<=": ratio must not exceed limit; ">=": must reach it
+#   faster: the ratio is b/a (how many times libdart, a, beats b)
+function target(name, a, b, cmp, limit, faster,    r, met) {
+  if (a == "" || b == "" || a == 0 || b == 0) {
+    printf "| %s | - | - | - | %s %s | not measured |\n", name, cmp, limit
+    return
+  }
+  r = faster ? b / a : a / b
+  met = (cmp == "<=") ? (r <= limit) : (r >= limit)
+  printf "| %s | %s | %s | %.3g | %s %s | %s |\n", name, fmt(a), fmt(b), r,
+    cmp, limit, met ? "met" : "**missed**"
+}
+
+# A table over sizes: columns are "label=bench:op:impl" joined by "|",
+# plus the ratio of the first column to column ref (0: none).
+function by_size(title, bench, layout, units, cols, ref, unitname,
+                 c, nc, spec, i, nsz, sz, row, v, r) {
+  nc = split(cols, c, "|")
+  nsz = distinct(SIZES[bench SUBSEP layout SUBSEP units], sz)
+  if (nsz == 0) return
+  printf "\n#### %s (%s, %d units, %s)\n\n| size |", title, layout, units, unitname
+  for (i = 1; i <= nc; i++) { split(c[i], spec, "="); printf " %s |", spec[1] }
+  if (ref) { split(c[ref], spec, "="); split(c[1], r, "="); printf " %s / %s |", r[1], spec[1] }
+  printf "\n|---|"
+  for (i = 1; i <= nc + (ref ? 1 : 0); i++) printf "---|"
+  printf "\n"
+  for (row = 1; row <= nsz; row++) {
+    line = "| " human(sz[row]) " |"
+    any = 0
+    for (i = 1; i <= nc; i++) {
+      split(c[i], spec, "="); split(spec[2], p, ":")
+      v[i] = val(p[1], p[2], p[3], layout, units, sz[row])
+      if (v[i] != "") any = 1
+      line = line " " fmt(v[i]) " |"
+    }
+    if (!any) continue
+    if (ref) line = line " " ((v[1] != "" && v[ref] != "" && v[ref] > 0) ? sprintf("%.3g", v[1] / v[ref]) : "-") " |"
+    print line
+  }
+}
+
+# A table over unit counts for one size (GUPS, stencil, allocation).
+function by_units(title, bench, op, layout, size, impls, ref, unitname,
+                  c, nc, nu, un, row, i, v, line, any) {
+  nc = split(impls, c, "|")
+  nu = distinct(UNITS[bench SUBSEP layout], un)
+  if (nu == 0) return
+  printf "\n#### %s (%s, %s)\n\n| units |", title, layout, unitname
+  for (i = 1; i <= nc; i++) printf " %s |", c[i]
+  if (ref) printf " %s / %s |", c[1], c[ref]
+  printf "\n|---|"
+  for (i = 1; i <= nc + (ref ? 1 : 0); i++) printf "---|"
+  printf "\n"
+  for (row = 1; row <= nu; row++) {
+    line = "| " un[row] " |"
+    any = 0
+    for (i = 1; i <= nc; i++) {
+      v[i] = val(bench, op, c[i], layout, un[row], size)
+      if (v[i] != "") any = 1
+      line = line " " fmt(v[i]) " |"
+    }
+    if (!any) continue
+    if (ref) line = line " " ((v[1] != "" && v[ref] != "" && v[ref] > 0) ? sprintf("%.3g", v[1] / v[ref]) : "-") " |"
+    print line
+  }
+}
+
+END {
+  print "### Targets"
+  print ""
+  print "| target | libdart | baseline | ratio | goal | |"
+  print "|---|---|---|---|---|---|"
+  for (d = 0; d < 2; d++) {
+    o = d ? "get" : "put"
+    target("node, 8 B " o " blocking vs memcpy + fence", val("latency", o "_blocking", "dart", "node", 2, 8), val("latency", o "_blocking", "memcpy", "node", 2, 8), "<=", 1.2)
+    target("node, 8 B " o " blocking: times faster than MPI + flush (dynamic)", val("latency", o "_blocking", "dart", "node", 2, 8), val("latency", o "_blocking", "mpi_dyn", "node", 2, 8), ">=", 20, 1)
+    target("node, 8 B " o " blocking vs OpenSHMEM", val("latency", o "_blocking", "dart", "node", 2, 8), val("latency", o "_blocking", "shmem", "node", 2, 8), "<=", 1)
+    target("node, 8 B " o " + flush vs blocking", val("latency", o "_nb_flush", "dart", "node", 2, 8), val("latency", o "_blocking", "dart", "node", 2, 8), "<=", 1.5)
+    target("node, 8 B " o " handle + wait vs blocking", val("latency", o "_handle_wait", "dart", "node", 2, 8), val("latency", o "_blocking", "dart", "node", 2, 8), "<=", 1.5)
+  }
+  target("node, 8 B fetch_and_op vs __atomic_fetch_add", val("atomic", "fetch_add", "dart", "node", 2, 8), val("atomic", "fetch_add", "cpu", "node", 2, 8), "<=", 3)
+  target("node, 1 MiB put bandwidth vs memcpy", val("bandwidth", "put_nb_flush", "dart", "node", 2, 1048576), val("bandwidth", "put_nb_flush", "memcpy", "node", 2, 1048576), ">=", 0.9)
+  for (d = 0; d < 2; d++) {
+    o = d ? "get" : "put"
+    target("emulated nodes, 8 B " o " blocking vs MPI + flush", val("latency", o "_blocking", "dart", "upn1", 2, 8), val("latency", o "_blocking", "mpi_dyn", "upn1", 2, 8), "<=", 1.05)
+    target("emulated nodes, 1 MiB " o " blocking vs MPI + flush", val("latency", o "_blocking", "dart", "upn1", 2, 1048576), val("latency", o "_blocking", "mpi_dyn", "upn1", 2, 1048576), "<=", 1.05)
+  }
+  nu = distinct(UNITS["gups" SUBSEP "node"], gu)
+  for (i = 1; i <= nu; i++)
+    target("GUPS, one node, " gu[i] " units, vs shared-window atomics", val("gups", "update", "dart", "node", gu[i], 20), val("gups", "update", "shm_atomic", "node", gu[i], 20), ">=", 0.8)
+  for (li = 0; li < 2; li++) {
+    lay = li ? "upn1" : "node"
+    nu = distinct(UNITS["stencil" SUBSEP lay], su)
+    for (i = 1; i <= nu; i++) {
+      nsz = distinct(SIZES["stencil" SUBSEP lay SUBSEP su[i]], ss)
+      for (j = 1; j <= nsz; j++)
+        target("stencil " ss[j] "², " lay ", " su[i] " units, vs MPI_Sendrecv", val("stencil", "jacobi", "dart", lay, su[i], ss[j]), val("stencil", "jacobi", "mpi_sendrecv", lay, su[i], ss[j]), "<=", 1)
+    }
+  }
+
+  print ""
+  print "### Latency and bandwidth"
+  for (li = 0; li < 2; li++) {
+    lay = li ? "upn1" : "node"
+    for (d = 0; d < 2; d++) {
+      o = d ? "get" : "put"
+      by_size(o " latency", "latency", lay, 2, \
+        "dart blocking=latency:" o "_blocking:dart|dart + flush=latency:" o "_nb_flush:dart|dart handle=latency:" o "_handle_wait:dart|memcpy + fence=latency:" o "_blocking:memcpy|MPI dynamic=latency:" o "_blocking:mpi_dyn|MPI allocate=latency:" o "_blocking:mpi_alloc|OpenSHMEM=latency:" o "_blocking:shmem", \
+        li ? 5 : 4, "µs")
+    }
+    by_size("put bandwidth, windows of 16", "bandwidth", lay, 2, \
+      "dart + flush=bandwidth:put_nb_flush:dart|dart handles=bandwidth:put_handle_wait:dart|memcpy=bandwidth:put_nb_flush:memcpy|MPI dynamic=bandwidth:put_nb_flush:mpi_dyn|MPI allocate=bandwidth:put_nb_flush:mpi_alloc|OpenSHMEM=bandwidth:put_nb_flush:shmem", \
+      li ? 4 : 3, "MB/s")
+  }
+  print ""
+  print "### Atomics"
+  for (li = 0; li < 2; li++) {
+    lay = li ? "upn1" : "node"
+    by_size("fetch-and-add", "atomic", lay, 2, "dart=atomic:fetch_add:dart|CPU=atomic:fetch_add:cpu|MPI dynamic=atomic:fetch_add:mpi_dyn|OpenSHMEM=atomic:fetch_add:shmem", li ? 3 : 2, "µs")
+    by_size("compare-and-swap", "atomic", lay, 2, "dart=atomic:cas:dart|CPU=atomic:cas:cpu|MPI dynamic=atomic:cas:mpi_dyn|OpenSHMEM=atomic:cas:shmem", li ? 3 : 2, "µs")
+  }
+  print ""
+  print "### GUPS (2^20 words per unit)"
+  by_units("GUP/s", "gups", "update", "node", 20, "dart|dart_fetch|mpi_alloc|shm_atomic|shmem", 4, "GUP/s, higher is better")
+  by_units("GUP/s", "gups", "update", "upn1", 20, "dart|dart_fetch|mpi_alloc", 3, "GUP/s, higher is better")
+  print ""
+  print "### Stencil (time per iteration)"
+  for (li = 0; li < 2; li++) {
+    lay = li ? "upn1" : "node"
+    nsz = split("128 512 1024", st, " ")
+    for (j = 1; j <= nsz; j++)
+      by_units("Jacobi " st[j] "²", "stencil", "jacobi", lay, st[j], "dart|mpi_sendrecv|mpi_rma", 2, "µs")
+  }
+  print ""
+  print "### Collective allocation (allocate + free)"
+  nsz = split("4096 65536 1048576 16777216", st, " ")
+  for (j = 1; j <= nsz; j++)
+    by_units(human(st[j]) " per unit", "alloc", "alloc_free", "node", st[j], "dart|mpi_shared", 2, "µs")
+}

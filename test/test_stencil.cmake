@@ -1,0 +1,5 @@
+# examples/stencil: Jacobi with dart_put halo exchange must match a serial
+# run of the whole grid bit for bit, at every layout; 61 rows leave units
+# with different row counts.
+dart_add_test(stencil SOURCES ${PROJECT_SOURCE_DIR}/examples/stencil.c
+              LAYOUTS node upn1 upn2 noshm ARGS -n 61 -i 20)
