@@ -235,7 +235,7 @@ int main(int argc, char **argv)
     if (n < (int)units) continue; /* a unit without rows */
     /* about 2^24 cell updates per run: long enough to see past barrier
      * noise, short enough for 8 oversubscribed units */
-    long k = iters > 0 ? iters : o.smoke ? 4 : (1L << 24) / ((long)n * n);
+    long k = iters > 0 ? iters : o.smoke ? 10 : (1L << 24) / ((long)n * n);
     if (iters == 0 && !o.smoke) k = k < 20 ? 20 : k > 1000 ? 1000 : k;
     ok &= bench_size(&o, n, (int)k, me.id, (int)units);
   }

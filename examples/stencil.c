@@ -1,9 +1,10 @@
 /*
- * stencil: five-point Jacobi iteration on an n x n float grid (top boundary
- * 1.0, the others 0) split into block rows over the units. Each unit keeps
- * its rows and two halo rows in global memory; after every sweep it puts
- * its edge rows into its neighbours' halos with dart_put, completes them
- * with dart_flush_all and meets everyone in dart_barrier (stencil.h).
+ * stencil: five-point Jacobi iteration on an n x n float grid (boundary
+ * 1.0 above, 0.5 left, 0 elsewhere) split into block rows over the units.
+ * Each unit keeps its rows and two halo rows in global memory; after every
+ * sweep it puts its edge rows into its neighbours' halos with dart_put,
+ * completes them with dart_flush_all and meets everyone in dart_barrier
+ * (stencil.h).
  *
  *   dartrun -n 4 ./stencil [-n N] [-i iterations] [-c]
  *

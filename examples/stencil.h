@@ -3,11 +3,16 @@
  * stencil benchmark, so that every variant computes exactly the same floats
  * and only the halo exchange differs.
  *
- * The grid: n x n interior points plus a fixed boundary (the row above the
- * grid is 1.0, every other boundary point 0). Units own block rows; each
- * keeps (rows + 2) lines of (n + 2) floats: line 0 and line rows + 1 are the
- * halos (a neighbour's edge row, or the fixed boundary at the ends), columns
- * 0 and n + 1 the fixed left and right boundary.
+ * The grid: n x n interior points plus a fixed boundary: 1.0 above the
+ * grid, 0.5 left of it, 0 right and below. The left boundary makes every
+ * row change from the first iteration on, so that every halo exchange
+ * carries data (with the top one alone, rows far from the top stay 0 for
+ * many iterations and a broken exchange goes unnoticed).
+ *
+ * Units own block rows; each keeps (rows + 2) lines of (n + 2) floats:
+ * line 0 and line rows + 1 are the halos (a neighbour's edge row, or the
+ * fixed boundary at the ends), columns 0 and n + 1 the fixed left and
+ * right boundary.
  */
 #ifndef DART_EXAMPLES_STENCIL_H_
 #define DART_EXAMPLES_STENCIL_H_
@@ -30,13 +35,14 @@ static inline void stencil_rows(int n, int u, int units, int *first,
 /* Floats in one line of a block (interior plus the two boundary columns). */
 static inline size_t stencil_ld(int n) { return (size_t)n + 2; }
 
-/* The start state of a block: 0 everywhere, the top boundary on the unit
- * that owns row 0. Both buffers of a run get it, so the fixed boundary is
- * in place whichever buffer is current. */
+/* The start state of a block: the interior 0, the left boundary 0.5 and,
+ * on the unit that owns row 0, the top boundary. Both buffers of a run get
+ * it, so the fixed boundary is in place whichever buffer is current. */
 static inline void stencil_init(float *b, int n, int rows, int first)
 {
   size_t ld = stencil_ld(n);
   memset(b, 0, (size_t)(rows + 2) * ld * sizeof *b);
+  for (int i = 0; i < rows + 2; i++) b[(size_t)i * ld] = 0.5f;
   if (first == 0)
     for (size_t j = 0; j < ld; j++) b[j] = 1.0f;
 }
