@@ -127,22 +127,13 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
   if (ret != DART_OK) return ret;
   dart__team_t *team = target.team;
-  if (!all) {
-    const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
-    ret = local ? path->flush_local(team, target.unit)
-                : path->flush(team, target.unit);
-    if (ret != DART_OK || target.route->path != DART__PATH_MPI) return ret;
-  } else {
+  if (all) {
     atomic_thread_fence(memory_order_seq_cst);
-    if (!team->win_dirty) return DART_OK; /* nothing went through MPI */
-    /* cleared first: an operation issued meanwhile marks it again */
-    team->win_dirty = false;
-    /* a local flush is a full one here: see path_mpi.c */
-    DART__MPI_CHECK(MPI_Win_flush_all(team->win));
+    return dart__team__flush_window(team);
   }
-  /* direct loads and stores of our own part against others' RMA */
-  DART__MPI_CHECK(MPI_Win_sync(team->win));
-  return DART_OK;
+  const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
+  return local ? path->flush_local(team, target.unit)
+               : path->flush(team, target.unit);
 }
 
 dart_ret_t dart_flush(dart_gptr_t gptr)

@@ -92,6 +92,8 @@ static dart_ret_t mpi_get(const dart__xfer_t *x, dart__mode_t mode,
 static dart_ret_t mpi_flush(dart__team_t *team, int unit)
 {
   DART__MPI_CHECK(MPI_Win_flush(unit, team->win));
+  /* direct loads and stores of our own part against others' RMA */
+  DART__MPI_CHECK(MPI_Win_sync(team->win));
   return DART_OK;
 }
 

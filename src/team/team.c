@@ -145,12 +145,23 @@ dart_ret_t dart__team__ensure_window(dart__team_t *team)
   return DART_OK;
 }
 
+dart_ret_t dart__team__flush_window(dart__team_t *team)
+{
+  if (!team->win_dirty) return DART_OK; /* nothing went through MPI */
+  /* cleared first: an operation issued meanwhile marks it again */
+  team->win_dirty = false;
+  /* a full flush for local completion too: see path_mpi.c */
+  DART__MPI_CHECK(MPI_Win_flush_all(team->win));
+  /* direct loads and stores of our own part against others' RMA */
+  DART__MPI_CHECK(MPI_Win_sync(team->win));
+  return DART_OK;
+}
+
 dart_ret_t dart__team__flush_dirty(void)
 {
   for (dart__team_t *team = teams_with_win; team; team = team->next_with_win) {
-    if (!team->win_dirty) continue;
-    team->win_dirty = false;
-    DART__MPI_CHECK(MPI_Win_flush_all(team->win));
+    dart_ret_t ret = dart__team__flush_window(team);
+    if (ret != DART_OK) return ret;
   }
   return DART_OK;
 }

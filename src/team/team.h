@@ -38,7 +38,11 @@ dart__team_t *dart__team__lookup(const char *func, dart_team_t id);
 /* Collective: gives the team its dynamic window if it has none yet. */
 dart_ret_t dart__team__ensure_window(dart__team_t *team);
 
-/* Completes the MPI operations of every window used since the last call. */
+/* Completes the MPI operations issued on team's window since its last
+ * flush (none: returns at once), and syncs the window with direct access. */
+dart_ret_t dart__team__flush_window(dart__team_t *team);
+
+/* dart__team__flush_window on every team with a window. */
 dart_ret_t dart__team__flush_dirty(void);
 
 /* Synchronises the public and private copies of every dynamic window
