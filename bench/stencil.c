@@ -18,19 +18,8 @@
 #include <mpi.h>
 
 #include "bench.h"
+#include "example.h"
 #include "stencil.h"
-
-static void die(const char *what, dart_ret_t ret)
-{
-  fprintf(stderr, "bench_stencil: %s failed (%d)\n", what, (int)ret);
-  dart_abort(1);
-}
-
-#define TRY(call)                          \
-  do {                                     \
-    dart_ret_t ret_ = (call);              \
-    if (ret_ != DART_OK) die(#call, ret_); \
-  } while (0)
 
 enum { IMPL_DART, IMPL_SENDRECV, IMPL_RMA, NIMPL };
 static const char *const impl_name[NIMPL] = {"dart", "mpi_sendrecv",
@@ -62,7 +51,7 @@ static void grid_open(grid_t *g, int impl, int n, int me, int units)
     TRY(stencil_dart_alloc(&g->dart, n, me, units));
   } else if (impl == IMPL_SENDRECV) {
     g->mem = malloc(2 * g->buf * sizeof(float));
-    if (g->mem == NULL) die("malloc", DART_ERR_NOMEM);
+    if (g->mem == NULL) example_die("malloc", DART_ERR_NOMEM);
   } else {
     MPI_Win_allocate((MPI_Aint)(2 * g->buf * sizeof(float)), sizeof(float),
                      MPI_INFO_NULL, MPI_COMM_WORLD, &g->mem, &g->win);

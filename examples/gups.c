@@ -17,28 +17,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "example.h"
 #include "hpcc.h"
-
-static void die(const char *what, dart_ret_t ret)
-{
-  fprintf(stderr, "gups: %s failed (%d)\n", what, (int)ret);
-  dart_abort(1);
-}
-
-#define TRY(call)                          \
-  do {                                     \
-    dart_ret_t ret_ = (call);              \
-    if (ret_ != DART_OK) die(#call, ret_); \
-  } while (0)
-
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 typedef struct {
   dart_gptr_t table;   /* unit 0, offset 0 */
@@ -110,10 +91,10 @@ int main(int argc, char **argv)
   for (uint64_t i = 0; i < nlocal; i++) local[i] = base + i;
   TRY(dart_barrier(DART_TEAM_ALL));
 
-  double t0 = now();
+  double t0 = example_now();
   run_updates(&g, me.id, (int)units);
   TRY(dart_barrier(DART_TEAM_ALL));
-  double seconds = now() - t0;
+  double seconds = example_now() - t0;
 
   /* HPCC's verification: the same updates again undo every one */
   run_updates(&g, me.id, (int)units);

@@ -21,6 +21,7 @@
  * some values, then finds every key and some that were never inserted.
  * Exits 1 on any mismatch.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <dart/dart.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -29,17 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void die(const char *what, dart_ret_t ret)
-{
-  fprintf(stderr, "hashmap: %s failed (%d)\n", what, (int)ret);
-  dart_abort(1);
-}
-
-#define TRY(call)                          \
-  do {                                     \
-    dart_ret_t ret_ = (call);              \
-    if (ret_ != DART_OK) die(#call, ret_); \
-  } while (0)
+#include "example.h"
 
 #define U64 DART_TYPE_ULONGLONG
 

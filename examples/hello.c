@@ -5,25 +5,16 @@
  *
  *   dartrun -n 4 --units-per-node 2 ./hello
  */
+#define _POSIX_C_SOURCE 200809L
 #include <dart/dart.h>
 #include <dart/dart_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "example.h"
+
 #define LINE 256
-
-static void die(const char *what, dart_ret_t ret)
-{
-  fprintf(stderr, "hello: %s failed (%d)\n", what, (int)ret);
-  dart_abort(1);
-}
-
-#define TRY(call)                          \
-  do {                                     \
-    dart_ret_t ret_ = (call);              \
-    if (ret_ != DART_OK) die(#call, ret_); \
-  } while (0)
 
 int main(int argc, char **argv)
 {

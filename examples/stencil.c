@@ -18,28 +18,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "example.h"
 #include "stencil.h"
-
-static void die(const char *what, dart_ret_t ret)
-{
-  fprintf(stderr, "stencil: %s failed (%d)\n", what, (int)ret);
-  dart_abort(1);
-}
-
-#define TRY(call)                          \
-  do {                                     \
-    dart_ret_t ret_ = (call);              \
-    if (ret_ != DART_OK) die(#call, ret_); \
-  } while (0)
-
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Cells of this unit's block that differ from the serial run (plus one if
  * the residuals differ by more than rounding of their sums), or -1 when
@@ -88,9 +69,9 @@ int main(int argc, char **argv)
   stencil_dart_t s;
   TRY(stencil_dart_alloc(&s, n, me.id, (int)units));
   TRY(stencil_dart_reset(&s));
-  double t0 = now();
+  double t0 = example_now();
   for (int it = 0; it < iters; it++) TRY(stencil_dart_iterate(&s));
-  double seconds = now() - t0; /* every iteration ends in a barrier */
+  double seconds = example_now() - t0; /* every iteration ends in a barrier */
   double residual;
   TRY(stencil_dart_residual(&s, &residual));
 
