@@ -16,11 +16,9 @@
 #include <stdint.h>
 
 #include "bench.h"
+#include "pair.h"
 
-static dart_gptr_t dart_word;
-static uint64_t *cpu_word;
-static MPI_Win dyn_win;
-static MPI_Aint dyn_disp;
+static bench_pair_t pair; /* unit 1's word: dart, shared, dynamic */
 static int failed;
 
 typedef enum { FETCH_ADD, CAS } op_t;
@@ -35,31 +33,31 @@ static uint64_t run(int impl, op_t op, uint64_t at, long n)
     int ok = 1;
     switch (impl) {
     case 0:
-      ok = (op == FETCH_ADD ? dart_fetch_and_op(dart_word, &one, &old,
+      ok = (op == FETCH_ADD ? dart_fetch_and_op(pair.target, &one, &old,
                                                 DART_TYPE_ULONGLONG,
                                                 DART_OP_SUM)
-                            : dart_compare_and_swap(dart_word, &next, &expect,
+                            : dart_compare_and_swap(pair.target, &next, &expect,
                                                     &old,
                                                     DART_TYPE_ULONGLONG)) ==
            DART_OK;
       break;
     case 1:
       if (op == FETCH_ADD) {
-        old = __atomic_fetch_add(cpu_word, one, __ATOMIC_SEQ_CST);
+        old = __atomic_fetch_add((uint64_t *)pair.shm_peer, one, __ATOMIC_SEQ_CST);
       } else {
         old = expect;
-        __atomic_compare_exchange_n(cpu_word, &old, next, 0, __ATOMIC_SEQ_CST,
+        __atomic_compare_exchange_n((uint64_t *)pair.shm_peer, &old, next, 0, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST);
       }
       break;
     default:
       if (op == FETCH_ADD)
-        MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, 1, dyn_disp, MPI_SUM,
-                         dyn_win);
+        MPI_Fetch_and_op(&one, &old, MPI_UINT64_T, 1, pair.dyn_peer,
+                         MPI_SUM, pair.dyn_win);
       else
-        MPI_Compare_and_swap(&next, &expect, &old, MPI_UINT64_T, 1, dyn_disp,
-                             dyn_win);
-      MPI_Win_flush(1, dyn_win);
+        MPI_Compare_and_swap(&next, &expect, &old, MPI_UINT64_T, 1,
+                             pair.dyn_peer, pair.dyn_win);
+      MPI_Win_flush(1, pair.dyn_win);
       break;
     }
     if (!ok || old != expect) {
@@ -88,47 +86,15 @@ int main(int argc, char **argv)
     dart_exit();
     return 77;
   }
-  uint64_t *words[3] = {NULL, NULL, NULL}; /* unit 1's word of each impl */
-  dart_gptr_t seg;
-  dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_ULONGLONG, &seg);
-  dart_word = seg;
-  dart_word.unitid = 1;
-  dart_gptr_t mine = seg;
-  mine.unitid = me;
-  dart_gptr_getaddr(mine, (void **)&words[0]);
-  *words[0] = 0;
-  void *peer = NULL;
-  dart_gptr_getaddr_shared(dart_word, &peer);
-  int shared = me == 0 && peer != NULL;
-  MPI_Bcast(&shared, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Win shm_win = MPI_WIN_NULL;
-  if (shared) {
-    MPI_Comm_split(MPI_COMM_WORLD, me < 2 ? 0 : MPI_UNDEFINED, me, &node);
-    if (node != MPI_COMM_NULL) {
-      MPI_Win_allocate_shared(sizeof(uint64_t), 1, MPI_INFO_NULL, node,
-                              &words[1], &shm_win);
-      *words[1] = 0;
-      MPI_Aint size;
-      int disp_unit;
-      MPI_Win_shared_query(shm_win, 1, &size, &disp_unit, &cpu_word);
-    }
-  }
-  words[2] = calloc(1, sizeof(uint64_t));
-  MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn_win);
-  MPI_Win_attach(dyn_win, words[2], sizeof(uint64_t));
-  MPI_Aint my_disp, *disps = malloc(units * sizeof *disps);
-  MPI_Get_address(words[2], &my_disp);
-  MPI_Allgather(&my_disp, 1, MPI_AINT, disps, 1, MPI_AINT, MPI_COMM_WORLD);
-  dyn_disp = disps[1];
-  free(disps);
-  MPI_Win_lock_all(0, dyn_win);
-  dart_barrier(DART_TEAM_ALL);
+  bench_pair_open(&pair, sizeof(uint64_t), me);
+  /* unit 1's word of each implementation, for the checks */
+  uint64_t *words[3] = {(uint64_t *)pair.dart_mine, (uint64_t *)pair.shm_mine,
+                        (uint64_t *)pair.dyn_mine};
 
   static const char *const names[3] = {"dart", "cpu", "mpi_dyn"};
   static const char *const ops[2] = {"fetch_add", "cas"};
   for (int impl = 0; impl < 3; impl++) {
-    if (impl == 1 && !shared) continue;
+    if (impl == 1 && !pair.shared) continue;
     uint64_t at = 0; /* the counter (unit 0's view) */
     for (int op = FETCH_ADD; op <= CAS; op++) {
       long iters = 8;
@@ -159,13 +125,7 @@ int main(int argc, char **argv)
     }
   }
 
-  MPI_Win_unlock_all(dyn_win);
-  MPI_Win_detach(dyn_win, words[2]);
-  MPI_Win_free(&dyn_win);
-  free(words[2]);
-  if (shm_win != MPI_WIN_NULL) MPI_Win_free(&shm_win);
-  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
-  dart_team_memfree(seg);
+  bench_pair_close(&pair);
   int any;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   dart_exit();

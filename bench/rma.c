@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "bench.h"
+#include "pair.h"
 
 #define WINDOW 16
 
@@ -37,10 +38,8 @@ typedef struct {
               int window);
 } impl_t;
 
-static dart_gptr_t dart_target; /* unit 1's part */
-static char *shm_peer;          /* unit 1's part of the shared window */
-static MPI_Win dyn_win, alloc_win;
-static MPI_Aint dyn_disp;
+static bench_pair_t pair; /* unit 1's memory: dart, shared, dynamic */
+static MPI_Win alloc_win;
 static int failed;
 
 #define TRY(call)                                                        \
@@ -64,23 +63,23 @@ static void run_dart(dir_t dir, int mode, char *local, size_t bytes, long n,
   for (long i = 0; i < n; i += window) {
     for (int w = 0; w < window; w++) {
       if (mode == BLOCKING)
-        TRY(dir == PUT ? dart_put_blocking(dart_target, local, bytes,
+        TRY(dir == PUT ? dart_put_blocking(pair.target, local, bytes,
                                            DART_TYPE_BYTE, DART_TYPE_BYTE)
-                       : dart_get_blocking(local, dart_target, bytes,
+                       : dart_get_blocking(local, pair.target, bytes,
                                            DART_TYPE_BYTE, DART_TYPE_BYTE));
       else if (mode == NB_FLUSH)
-        TRY(dir == PUT ? dart_put(dart_target, local, bytes, DART_TYPE_BYTE,
+        TRY(dir == PUT ? dart_put(pair.target, local, bytes, DART_TYPE_BYTE,
                                   DART_TYPE_BYTE)
-                       : dart_get(local, dart_target, bytes, DART_TYPE_BYTE,
+                       : dart_get(local, pair.target, bytes, DART_TYPE_BYTE,
                                   DART_TYPE_BYTE));
       else
-        TRY(dir == PUT ? dart_put_handle(dart_target, local, bytes,
+        TRY(dir == PUT ? dart_put_handle(pair.target, local, bytes,
                                          DART_TYPE_BYTE, DART_TYPE_BYTE, &h[w])
-                       : dart_get_handle(local, dart_target, bytes,
+                       : dart_get_handle(local, pair.target, bytes,
                                          DART_TYPE_BYTE, DART_TYPE_BYTE,
                                          &h[w]));
     }
-    if (mode == NB_FLUSH) TRY(dart_flush(dart_target));
+    if (mode == NB_FLUSH) TRY(dart_flush(pair.target));
     if (mode == HANDLE_WAIT) TRY(dart_waitall(h, (size_t)window));
   }
 }
@@ -92,10 +91,10 @@ static void run_memcpy(dir_t dir, int mode, char *local, size_t bytes, long n,
   for (long i = 0; i < n; i += window) {
     for (int w = 0; w < window; w++) {
       if (dir == PUT) {
-        memcpy(shm_peer, local, bytes);
+        memcpy(pair.shm_peer, local, bytes);
       } else {
         atomic_thread_fence(memory_order_acquire);
-        memcpy(local, shm_peer, bytes);
+        memcpy(local, pair.shm_peer, bytes);
       }
     }
     atomic_thread_fence(memory_order_seq_cst);
@@ -122,7 +121,7 @@ static void run_mpi_dyn(dir_t dir, int mode, char *local, size_t bytes, long n,
                         int window)
 {
   (void)mode;
-  run_mpi(dyn_win, dyn_disp, dir, local, bytes, n, window);
+  run_mpi(pair.dyn_win, pair.dyn_peer, dir, local, bytes, n, window);
 }
 
 static void run_mpi_alloc(dir_t dir, int mode, char *local, size_t bytes,
@@ -195,45 +194,12 @@ int main(int argc, char **argv)
   }
   size_t max = o.max_size;
 
-  /* dart: a collective allocation; is unit 1 a node peer? */
-  dart_gptr_t seg;
-  dart_team_memalloc_aligned(DART_TEAM_ALL, max, DART_TYPE_BYTE, &seg);
-  dart_target = seg;
-  dart_target.unitid = 1;
-  dart_gptr_t mine = seg;
-  mine.unitid = me;
-  dart_gptr_getaddr(mine, (void **)&target_mem[0]);
-  void *peer_addr = NULL;
-  dart_gptr_getaddr_shared(dart_target, &peer_addr);
-  int shared = me == 0 && peer_addr != NULL;
-  MPI_Bcast(&shared, 1, MPI_INT, 0, MPI_COMM_WORLD);
-
-  /* the floor: a shared window among units of one (emulated) node */
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Win shm_win = MPI_WIN_NULL;
-  if (shared) {
-    MPI_Comm_split(MPI_COMM_WORLD, me < 2 ? 0 : MPI_UNDEFINED, me, &node);
-    if (node != MPI_COMM_NULL) {
-      MPI_Win_allocate_shared((MPI_Aint)max, 1, MPI_INFO_NULL, node,
-                              &target_mem[1], &shm_win);
-      MPI_Aint size;
-      int disp_unit;
-      MPI_Win_shared_query(shm_win, 1, &size, &disp_unit, &shm_peer);
-    }
-  }
-  /* MPI baselines */
-  target_mem[2] = malloc(max);
-  MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn_win);
-  MPI_Win_attach(dyn_win, target_mem[2], (MPI_Aint)max);
-  MPI_Aint my_disp;
-  MPI_Get_address(target_mem[2], &my_disp);
-  MPI_Aint *disps = malloc(units * sizeof *disps);
-  MPI_Allgather(&my_disp, 1, MPI_AINT, disps, 1, MPI_AINT, MPI_COMM_WORLD);
-  dyn_disp = disps[1];
-  free(disps);
+  bench_pair_open(&pair, max, me);
+  target_mem[0] = pair.dart_mine;
+  target_mem[1] = pair.shm_mine;
+  target_mem[2] = pair.dyn_mine;
   MPI_Win_allocate((MPI_Aint)max, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
                    &target_mem[3], &alloc_win);
-  MPI_Win_lock_all(0, dyn_win);
   MPI_Win_lock_all(0, alloc_win);
 
   const impl_t impls[4] = {{"dart", run_dart},
@@ -246,7 +212,7 @@ int main(int argc, char **argv)
        s++) {
     size_t bytes = sizes[s];
     for (int which = 0; which < 4; which++) {
-      if (which == 1 && !shared) continue;
+      if (which == 1 && !pair.shared) continue;
       int modes = which == 0 ? MODES : 1;
       for (int mode = 0; mode < modes; mode++) {
         for (int d = PUT; d <= GET; d++) {
@@ -273,15 +239,9 @@ int main(int argc, char **argv)
   }
 
   MPI_Win_unlock_all(alloc_win);
-  MPI_Win_unlock_all(dyn_win);
   MPI_Win_free(&alloc_win);
-  MPI_Win_detach(dyn_win, target_mem[2]);
-  MPI_Win_free(&dyn_win);
-  if (shm_win != MPI_WIN_NULL) MPI_Win_free(&shm_win);
-  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
-  free(target_mem[2]);
   free(local);
-  dart_team_memfree(seg);
+  bench_pair_close(&pair);
   int any;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   dart_exit();
