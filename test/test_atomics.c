@@ -2,13 +2,16 @@
  * Atomics: every type with every operation that applies, all units at once
  * on one element; accumulate over many elements; compare-and-swap; a
  * counter under heavy contention with fetch-and-op, accumulate and CAS
- * mixed; unique tickets; and the atomics path rule (CPU atomics only where
+ * mixed; unique tickets; single-element accumulates left pending (queued)
+ * until a barrier, fetch or free; and the atomics path rule (CPU atomics only where
  * every unit of the team shares the memory, the remote path for all
  * otherwise, the owner included).
  *
  * DART_TEST_ITERS sets the contention rounds per unit (default 1000).
  */
 #include <dart/dart_ext.h>
+
+#include <stddef.h>
 
 #include "dart_test.h"
 
@@ -257,6 +260,117 @@ static void test_contention(dart_team_t team, int tn)
   CHECK_OK(dart_team_memfree(g));
 }
 
+/*
+ * Non-fetching accumulates of one element may wait in a queue on the
+ * CPU-atomics path until a flush, barrier, other atomic or free. Here: far
+ * more than a queue's worth, of each size and queueable operation, with
+ * the operand changed right after each call and no flush, made visible by
+ * the barrier alone; a fetch that must see the caller's own earlier
+ * accumulates; and a free with accumulates pending.
+ */
+typedef struct {
+  uint64_t sum, xor_, or_, and_;
+  uint32_t sum32;
+  uint16_t sum16;
+  uint8_t sum8;
+} queued_t;
+#define QROUNDS 300
+
+static uint64_t q_operand(int u, int r) { return (uint64_t)u * 1000003u + (uint64_t)r * 7919u + 1; }
+
+static void test_queued(void)
+{
+  dart_gptr_t g, own;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, sizeof(queued_t),
+                                      DART_TYPE_BYTE, &g));
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_LONG, &own));
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(me));
+  dart_gptr_setunit(&own, DART_TEAM_UNIT_ID(me));
+  queued_t *mine;
+  long *counter;
+  CHECK_OK(dart_gptr_getaddr(g, (void **)&mine));
+  CHECK_OK(dart_gptr_getaddr(own, (void **)&counter));
+  memset(mine, 0, sizeof *mine);
+  mine->and_ = ~UINT64_C(0);
+  *counter = 0;
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+
+#define FIELD(f) (g.addr_or_offs.offset = offsetof(queued_t, f), g)
+  for (int r = 0; r < QROUNDS; r++) {
+    dart_gptr_setunit(&g, DART_TEAM_UNIT_ID((me + 1 + r) % n));
+    uint64_t v = q_operand(me, r), bit = UINT64_C(1) << ((me + r) % 64),
+             nbit = ~bit;
+    uint32_t v32 = (uint32_t)v;
+    uint16_t v16 = (uint16_t)v;
+    uint8_t v8 = (uint8_t)v;
+    CHECK_OK(dart_accumulate(FIELD(sum), &v, 1, DART_TYPE_ULONGLONG,
+                             DART_OP_SUM));
+    CHECK_OK(dart_accumulate(FIELD(xor_), &v, 1, DART_TYPE_ULONGLONG,
+                             DART_OP_BXOR));
+    CHECK_OK(dart_accumulate(FIELD(or_), &bit, 1, DART_TYPE_ULONGLONG,
+                             DART_OP_BOR));
+    CHECK_OK(dart_accumulate_blocking_local(FIELD(and_), &nbit, 1,
+                                            DART_TYPE_ULONGLONG, DART_OP_BAND));
+    CHECK_OK(dart_accumulate(FIELD(sum32), &v32, 1, DART_TYPE_UINT,
+                             DART_OP_SUM));
+    CHECK_OK(dart_accumulate(FIELD(sum16), &v16, 1, DART_TYPE_SHORT,
+                             DART_OP_SUM));
+    CHECK_OK(dart_accumulate(FIELD(sum8), &v8, 1, DART_TYPE_BYTE,
+                             DART_OP_SUM));
+    /* the operands were taken at the call */
+    v = v32 = v16 = v8 = 0;
+    bit = nbit = 0;
+    /* the caller's own accumulates are seen by its next fetching atomic */
+    const long one = 1;
+    CHECK_OK(dart_accumulate(own, &one, 1, DART_TYPE_LONG, DART_OP_SUM));
+    if (r % 7 == 0) {
+      long seen;
+      CHECK_OK(dart_fetch_and_op(own, NULL, &seen, DART_TYPE_LONG,
+                                 DART_OP_NO_OP));
+      if (seen != r + 1) FAILF("fetch after %d accumulates saw %ld", r + 1, seen);
+    }
+  }
+#undef FIELD
+  CHECK_OK(dart_barrier(DART_TEAM_ALL)); /* no flush: the barrier publishes */
+
+  queued_t want = {.and_ = ~UINT64_C(0)};
+  for (int u = 0; u < n; u++)
+    for (int r = 0; r < QROUNDS; r++) {
+      if ((u + 1 + r) % n != me) continue;
+      uint64_t v = q_operand(u, r), bit = UINT64_C(1) << ((u + r) % 64);
+      want.sum += v;
+      want.xor_ ^= v;
+      want.or_ |= bit;
+      want.and_ &= ~bit;
+      want.sum32 = (uint32_t)(want.sum32 + (uint32_t)v);
+      want.sum16 = (uint16_t)(want.sum16 + (uint16_t)v);
+      want.sum8 = (uint8_t)(want.sum8 + (uint8_t)v);
+    }
+  CHECK_EQ(mine->sum, want.sum);
+  CHECK_EQ(mine->xor_, want.xor_);
+  CHECK_EQ(mine->or_, want.or_);
+  CHECK_EQ(mine->and_, want.and_);
+  CHECK_EQ(mine->sum32, want.sum32);
+  CHECK_EQ(mine->sum16, want.sum16);
+  CHECK_EQ(mine->sum8, want.sum8);
+  CHECK_EQ(*counter, QROUNDS);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+
+  /* freed with accumulates pending: they are applied before the memory
+   * goes, or the next atomic would write into unmapped memory */
+  const long one = 1;
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID((me + 1) % n));
+  g.addr_or_offs.offset = 0;
+  for (int r = 0; r < 5; r++)
+    CHECK_OK(dart_accumulate(g, &one, 1, DART_TYPE_LONG, DART_OP_SUM));
+  CHECK_OK(dart_team_memfree(g));
+  long seen;
+  CHECK_OK(dart_fetch_and_op(own, &one, &seen, DART_TYPE_LONG, DART_OP_SUM));
+  CHECK_EQ(seen, QROUNDS);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  CHECK_OK(dart_team_memfree(own));
+}
+
 static uint64_t path_count(dart_path_t p)
 {
   uint64_t c = 0;
@@ -304,6 +418,7 @@ int main(int argc, char **argv)
   bool shm_on = shm == NULL || strcmp(shm, "0") != 0;
 
   test_types();
+  test_queued();
   test_contention(DART_TEAM_ALL, n);
   check_rule(DART_TEAM_ALL, n, n == 1 || (nodes == 1 && shm_on));
 

@@ -5,6 +5,7 @@
 #include "base/env.h"
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
+#include "onesided/acc_queue.h"
 #include "team/runtime.h"
 
 #define SEG_ALIGN 64
@@ -167,6 +168,7 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
   dart__team_t *team = seg->team;
   dart_ret_t ret = DART_OK;
   /* our own operations on the window are complete, and nobody else's */
+  dart__onesided__acc_complete();
   if (team->win != MPI_WIN_NULL && MPI_Win_flush_all(team->win) != MPI_SUCCESS)
     ret = DART_ERR_OTHER;
   if (MPI_Barrier(team->comm) != MPI_SUCCESS) ret = DART_ERR_OTHER;

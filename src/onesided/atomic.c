@@ -7,6 +7,7 @@
 #include <dart/dart_communication.h>
 #include <string.h>
 
+#include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
@@ -79,12 +80,13 @@ static inline bool op_valid(dart_operation_t op, const dart__dtype_t *t)
   return op < 32 && ((t->integral ? OPS_INTEGRAL : OPS_ANY_TYPE) & OP_BIT(op));
 }
 
-/* Validates an atomic operation and resolves its target. */
-static inline __attribute__((always_inline)) dart_ret_t prepare(const char *func, dart_gptr_t gptr,
-                          dart__atomic_kind_t kind, const void *values,
-                          const void *compare, void *result, size_t nelem,
-                          dart_datatype_t type, dart_operation_t op,
-                          dart__target_t *target, dart__atomic_t *a)
+/* Validates an atomic operation and resolves its target; *type_out gets
+ * the element type. */
+static inline __attribute__((always_inline)) dart_ret_t
+prepare(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
+        const void *values, const void *compare, void *result, size_t nelem,
+        dart_datatype_t type, dart_operation_t op, dart__target_t *target,
+        const dart__dtype_t **type_out)
 {
   DART__CHECK_INIT_IN(func);
   if (type <= DART_TYPE_UNDEFINED || type >= DART_TYPE_LAST) {
@@ -98,7 +100,6 @@ static inline __attribute__((always_inline)) dart_ret_t prepare(const char *func
                               "datatype %ld", (long)type);
       return DART_ERR_INVAL;
     }
-    op = DART_OP_REPLACE;
   } else if (!op_valid(op, t)) {
     DART_LOG_ERROR_IN(func, "operation %lu does not apply atomically to "
                             "datatype %ld", (unsigned long)op, (long)type);
@@ -130,16 +131,7 @@ static inline __attribute__((always_inline)) dart_ret_t prepare(const char *func
                       t->elem_size, (long)type);
     return DART_ERR_INVAL;
   }
-  a->func = func;
-  a->target = target;
-  a->kind = kind;
-  a->type = type;
-  a->size = t->elem_size;
-  a->op = op;
-  a->values = values;
-  a->compare = compare;
-  a->result = result;
-  a->nelem = nelem;
+  *type_out = t;
   return DART_OK;
 }
 
@@ -207,18 +199,39 @@ static dart_ret_t wide_atomic(const dart__atomic_t *a)
   return ret != DART_OK ? ret : unlock;
 }
 
-static dart_ret_t atomic(const char *func, dart_gptr_t gptr,
-                         dart__atomic_kind_t kind, const void *values,
-                         const void *compare, void *result, size_t nelem,
-                         dart_datatype_t type, dart_operation_t op)
+/* inlined: each public function gets the checks of its own kind only */
+static inline __attribute__((always_inline)) dart_ret_t
+atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
+       const void *values, const void *compare, void *result, size_t nelem,
+       dart_datatype_t type, dart_operation_t op)
 {
   dart__target_t target;
-  dart__atomic_t a;
+  const dart__dtype_t *t;
   dart_ret_t ret = prepare(func, gptr, kind, values, compare, result, nelem,
-                           type, op, &target, &a);
+                           type, op, &target, &t);
   if (ret != DART_OK || nelem == 0) return ret;
-  int path = target.route->atomics;
-  dart__onesided__count_op(path == DART__PATH_MPI ? path : target.route->path);
+  const dart__route_t *r = target.route;
+  int path = r->atomics;
+  if (kind == DART__ATOMIC_ACCUMULATE && nelem == 1 && path != DART__PATH_MPI &&
+      dart__onesided__acc_queueable(t, op)) {
+    dart__onesided__count_op(r->path);
+    dart__onesided__acc_enqueue(r->base + target.offset, values, t->elem_size,
+                                op);
+    return DART_OK;
+  }
+  /* sees this unit's queued accumulates, as MPI orders accumulates */
+  dart__onesided__acc_complete();
+  dart__onesided__count_op(path == DART__PATH_MPI ? path : r->path);
+  dart__atomic_t a = {.func = func,
+                      .target = &target,
+                      .kind = kind,
+                      .type = type,
+                      .size = t->elem_size,
+                      .op = kind == DART__ATOMIC_CAS ? DART_OP_REPLACE : op,
+                      .values = values,
+                      .compare = compare,
+                      .result = result,
+                      .nelem = nelem};
   if (type == DART_TYPE_LONG_DOUBLE) return wide_atomic(&a);
   return dart__onesided__paths[path]->atomic(&a);
 }

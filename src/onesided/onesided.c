@@ -6,6 +6,7 @@
 #include <dart/dart_ext.h>
 #include <stdatomic.h>
 
+#include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
@@ -126,6 +127,7 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   dart__target_t target;
   dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
   if (ret != DART_OK) return ret;
+  dart__onesided__acc_complete();
   dart__team_t *team = target.team;
   if (all) {
     atomic_thread_fence(memory_order_seq_cst);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 
 static dart_ret_t shm_put(const dart__xfer_t *x, dart__mode_t mode,
@@ -51,21 +52,27 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
  * accesses. old_out may be NULL.
  */
 #define DEFINE_CPU_RMW(N)                                                    \
-  static inline __attribute__((always_inline)) void cpu_rmw##N(uint##N##_t *p, const dart__atomic_t *a,           \
-                         const void *operand, void *old_out)                 \
+  /* op is dart__onesided__one_instruction(): no load-then-swap (x86) */                     \
+  static inline __attribute__((always_inline)) void cpu_update##N(           \
+      uint##N##_t *p, dart_operation_t op, uint##N##_t v)                    \
+  {                                                                          \
+    switch (op) {                                                            \
+    case DART_OP_SUM: __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); break;     \
+    case DART_OP_BXOR: __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); break;    \
+    case DART_OP_BAND: __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); break;    \
+    default: __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); break;               \
+    }                                                                        \
+  }                                                                          \
+  static inline __attribute__((always_inline)) void cpu_rmw##N(              \
+      uint##N##_t *p, const dart__atomic_t *a, const void *operand,          \
+      void *old_out)                                                         \
   {                                                                          \
     uint##N##_t v = 0, old, next;                                            \
     if (operand) memcpy(&v, operand, sizeof v);                              \
     bool integral = dart__globmem__basic_types[a->type].integral;            \
-    if (old_out == NULL && integral) {                                       \
-      /* no fetch: one locked instruction, no load-then-swap (x86) */        \
-      switch (a->op) {                                                       \
-      case DART_OP_SUM: __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); return;  \
-      case DART_OP_BXOR: __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); return; \
-      case DART_OP_BAND: __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); return; \
-      case DART_OP_BOR: __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); return;   \
-      default: break;                                                        \
-      }                                                                      \
+    if (old_out == NULL && integral && dart__onesided__one_instruction(a->op)) {             \
+      cpu_update##N(p, a->op, v);                                            \
+      return;                                                                \
     }                                                                        \
     if (a->op == DART_OP_REPLACE) {                                          \
       old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                     \
@@ -83,9 +90,8 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
     }                                                                        \
     if (old_out) memcpy(old_out, &old, sizeof old);                          \
   }                                                                          \
-  static inline __attribute__((always_inline)) void cpu_cas##N(           \
-      uint##N##_t *p, const void *value,                  \
-                         const void *compare, void *old_out)                 \
+  static inline __attribute__((always_inline)) void cpu_cas##N(              \
+      uint##N##_t *p, const void *value, const void *compare, void *old_out) \
   {                                                                          \
     uint##N##_t v, expected;                                                 \
     memcpy(&v, value, sizeof v);                                             \
@@ -125,6 +131,32 @@ static inline __attribute__((always_inline)) void cpu_element(
   }
 }
 
+dart__queued_acc_t dart__onesided__acc_queue[DART__ACC_QUEUE_LEN];
+unsigned dart__onesided__acc_queued;
+
+#define APPLY_QUEUED(N)                                                      \
+  do {                                                                       \
+    uint##N##_t v;                                                           \
+    memcpy(&v, q->operand, sizeof v);                                        \
+    cpu_update##N(q->addr, q->op, v);                                        \
+  } while (0)
+
+void dart__onesided__acc_apply(void)
+{
+  for (unsigned i = 0; i < dart__onesided__acc_queued; i++) {
+    const dart__queued_acc_t *q = &dart__onesided__acc_queue[i];
+    switch (q->size) {
+    case 1: APPLY_QUEUED(8); break;
+    case 2: APPLY_QUEUED(16); break;
+    case 4: APPLY_QUEUED(32); break;
+    default: APPLY_QUEUED(64); break;
+    }
+  }
+  dart__onesided__acc_queued = 0;
+}
+
+/* Accumulates the caller could queue are queued before they get here
+ * (acc_queue.h). */
 static dart_ret_t shm_atomic(const dart__atomic_t *a)
 {
   const dart__target_t *t = a->target;

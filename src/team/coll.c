@@ -11,6 +11,7 @@
 
 #include "globmem/datatype.h"
 #include "globmem/op.h"
+#include "onesided/acc_queue.h"
 #include "team/runtime.h"
 #include "team/team.h"
 
@@ -114,6 +115,7 @@ dart_ret_t dart_barrier(dart_team_t teamid)
 {
   COLL_PROLOGUE(teamid);
   /* what this unit wrote, by any path, is visible once all have arrived */
+  dart__onesided__acc_complete();
   dart_ret_t ret = dart__team__flush_dirty();
   if (ret == DART_OK) ret = dart__team__sync_windows();
   if (ret != DART_OK) return ret;

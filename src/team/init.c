@@ -8,6 +8,7 @@
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
 #include "globmem/op.h"
+#include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 #include "team/team.h"
@@ -201,6 +202,7 @@ dart_ret_t dart_init_thread(int *argc, char ***argv,
 dart_ret_t dart_exit(void)
 {
   DART__CHECK_INIT();
+  dart__onesided__acc_complete();
   dart__onesided__progress_stop();
   dart__onesided__fini();
   dart__team__fini_all();

@@ -1,0 +1,83 @@
+/*
+ * Non-fetching accumulates of one integer element on memory this unit
+ * reaches with CPU atomics wait in a short queue and are applied together
+ * (path_shm.c). A locked instruction waits for its cache line, and the call
+ * around each one fills the CPU's reorder window, so applied one by one
+ * every random update pays a whole miss. Queued, each line is prefetched for
+ * writing when its update arrives and is in cache when the queue is applied:
+ * when full, and at every flush, barrier, other atomic, segment free and
+ * dart_exit (dart_accumulate only completes at a flush). Off with
+ * DART_THREAD_MULTIPLE, where a flush completes other threads' updates too.
+ */
+#ifndef DART__ONESIDED__ACC_QUEUE_H_
+#define DART__ONESIDED__ACC_QUEUE_H_
+
+#include <dart/dart_types.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "globmem/datatype.h"
+#include "team/runtime.h"
+
+#define DART__ACC_QUEUE_LEN 32
+
+typedef struct {
+  void *addr;
+  unsigned char operand[8]; /* size bytes */
+  dart_operation_t op;      /* dart__onesided__one_instruction() */
+  size_t size;
+} dart__queued_acc_t;
+
+extern dart__queued_acc_t dart__onesided__acc_queue[DART__ACC_QUEUE_LEN];
+extern unsigned dart__onesided__acc_queued;
+
+/* Applies the queued accumulates; the queue is empty after. */
+void dart__onesided__acc_apply(void);
+
+static inline void dart__onesided__acc_complete(void)
+{
+  if (dart__onesided__acc_queued) dart__onesided__acc_apply();
+}
+
+/* The non-fetching integer operations that are one locked instruction. */
+static inline bool dart__onesided__one_instruction(dart_operation_t op)
+{
+  return op == DART_OP_SUM || op == DART_OP_BXOR || op == DART_OP_BAND ||
+         op == DART_OP_BOR;
+}
+
+static inline bool dart__onesided__acc_queueable(const dart__dtype_t *t,
+                                                 dart_operation_t op)
+{
+  return t->integral && dart__onesided__one_instruction(op) &&
+         dart__rt.thread_level != DART_THREAD_MULTIPLE;
+}
+
+/* Queues *operand op'd into the element of size bytes at addr. */
+static inline void dart__onesided__acc_enqueue(void *addr, const void *operand,
+                                               size_t size,
+                                               dart_operation_t op)
+{
+#if defined(__x86_64__)
+  /* for writing (compilers emit a read prefetch unless built for a CPU
+   * that has PREFETCHW; older CPUs execute it as a no-op) */
+  __asm__("prefetchw %0" : : "m"(*(const char *)addr));
+#else
+  __builtin_prefetch(addr, 1);
+#endif
+  dart__queued_acc_t *q =
+      &dart__onesided__acc_queue[dart__onesided__acc_queued];
+  q->addr = addr;
+  switch (size) { /* constant sizes: no call to memcpy */
+  case 1: memcpy(q->operand, operand, 1); break;
+  case 2: memcpy(q->operand, operand, 2); break;
+  case 4: memcpy(q->operand, operand, 4); break;
+  default: memcpy(q->operand, operand, 8); break;
+  }
+  q->op = op;
+  q->size = size;
+  if (++dart__onesided__acc_queued == DART__ACC_QUEUE_LEN)
+    dart__onesided__acc_apply();
+}
+
+#endif
