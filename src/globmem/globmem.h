@@ -38,9 +38,8 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
  * not address span bytes inside a live allocation's part.
  */
 static inline __attribute__((always_inline)) dart_ret_t
-dart__globmem__resolve(const char *func,
-                                                dart_gptr_t gptr, size_t span,
-                                                dart__target_t *target)
+dart__globmem__resolve(const char *func, dart_gptr_t gptr, size_t span,
+                       dart__target_t *target)
 {
   dart__team_t *team = dart__team__get(gptr.teamid);
   if (__builtin_expect(team == NULL, 0)) {

@@ -19,12 +19,10 @@ const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT] = {
 _Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
 
 /* Validates a transfer and resolves its target. */
-static inline __attribute__((always_inline)) dart_ret_t prepare(
-    const char *func, dart_gptr_t gptr,
-                                 void *local, size_t nelem,
-                                 dart_datatype_t local_type,
-                                 dart_datatype_t remote_type, bool is_put,
-                                 dart__target_t *target, dart__xfer_t *x)
+static inline __attribute__((always_inline)) dart_ret_t
+prepare(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
+        dart_datatype_t local_type, dart_datatype_t remote_type, bool is_put,
+        dart__target_t *target, dart__xfer_t *x)
 {
   DART__CHECK_INIT_IN(func);
   dart_ret_t ret =
@@ -48,12 +46,10 @@ static inline __attribute__((always_inline)) dart_ret_t prepare(
   return DART_OK;
 }
 
-static inline __attribute__((always_inline)) dart_ret_t transfer(
-    const char *func, dart_gptr_t gptr,
-                                  void *local, size_t nelem,
-                                  dart_datatype_t local_type,
-                                  dart_datatype_t remote_type, bool is_put,
-                                  dart__mode_t mode, dart_handle_t *handle)
+static inline __attribute__((always_inline)) dart_ret_t
+transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
+         dart_datatype_t local_type, dart_datatype_t remote_type, bool is_put,
+         dart__mode_t mode, dart_handle_t *handle)
 {
   dart__target_t target;
   dart__xfer_t x;

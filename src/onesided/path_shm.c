@@ -52,7 +52,7 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
  * accesses. old_out may be NULL.
  */
 #define DEFINE_CPU_RMW(N)                                                    \
-  /* op is dart__onesided__one_instruction(): no load-then-swap (x86) */                     \
+  /* op: dart__onesided__one_instruction(); no load-then-swap (x86) */    \
   static inline __attribute__((always_inline)) void cpu_update##N(           \
       uint##N##_t *p, dart_operation_t op, uint##N##_t v)                    \
   {                                                                          \
@@ -70,7 +70,8 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
     uint##N##_t v = 0, old, next;                                            \
     if (operand) memcpy(&v, operand, sizeof v);                              \
     bool integral = dart__globmem__basic_types[a->type].integral;            \
-    if (old_out == NULL && integral && dart__onesided__one_instruction(a->op)) {             \
+    if (old_out == NULL && integral &&                                       \
+        dart__onesided__one_instruction(a->op)) {                            \
       cpu_update##N(p, a->op, v);                                            \
       return;                                                                \
     }                                                                        \
@@ -106,9 +107,9 @@ DEFINE_CPU_RMW(16)
 DEFINE_CPU_RMW(32)
 DEFINE_CPU_RMW(64)
 
-static inline __attribute__((always_inline)) void cpu_element(
-    const dart__atomic_t *a, char *p, const void *operand,
-                        void *old_out)
+static inline __attribute__((always_inline)) void
+cpu_element(const dart__atomic_t *a, char *p, const void *operand,
+            void *old_out)
 {
   bool cas = a->kind == DART__ATOMIC_CAS;
   switch (a->size) {
