@@ -10,6 +10,13 @@
 
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
+#include "team/runtime.h"
+
+/* A put that did not complete on return left stores the next flush must
+ * fence against the caller's later loads. After gets alone a flush has
+ * nothing to order: their loads are done. One flag for all threads, so
+ * under DART_THREAD_MULTIPLE every flush fences. */
+static atomic_bool stores_unfenced;
 
 static dart_ret_t shm_put(const dart__xfer_t *x, dart__mode_t mode,
                           dart_handle_t *handle)
@@ -19,8 +26,12 @@ static dart_ret_t shm_put(const dart__xfer_t *x, dart__mode_t mode,
                             x->local_t, x->nelem);
   /* complete: before the caller's later loads too (a release fence would
    * let them pass the stores) */
-  if (mode == DART__MODE_BLOCKING) atomic_thread_fence(memory_order_seq_cst);
-  else atomic_thread_fence(memory_order_release);
+  if (mode == DART__MODE_BLOCKING) {
+    atomic_thread_fence(memory_order_seq_cst);
+  } else {
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&stores_unfenced, true, memory_order_relaxed);
+  }
   if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   return DART_OK;
 }
@@ -40,7 +51,11 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
 {
   (void)team;
   (void)unit;
-  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&stores_unfenced, memory_order_relaxed) ||
+      dart__rt.thread_level == DART_THREAD_MULTIPLE) {
+    atomic_store_explicit(&stores_unfenced, false, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+  }
   return DART_OK;
 }
 
