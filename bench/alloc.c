@@ -10,7 +10,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "bench.h"
+#include "dart_bench.h"
 
 static const size_t sizes[] = {4096, 65536, 1048576, 16777216};
 
@@ -24,14 +24,9 @@ static int touch(char *p, size_t bytes, int me)
 
 int main(int argc, char **argv)
 {
-  if (dart_init(&argc, &argv) != DART_OK) return 1;
   bench_opts_t o;
-  bench_parse(argc, argv, &o);
-  dart_global_unit_t myid;
-  size_t units;
-  dart_myid(&myid);
-  dart_size(&units);
-  int me = myid.id, failed = 0;
+  int me, units, failed = 0;
+  if (bench_dart_start(&argc, &argv, &o, &me, &units) < 0) return 1;
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL,
                       &node);
@@ -70,7 +65,7 @@ int main(int argc, char **argv)
       }
       if (me == 0 && !failed)
         bench_row(&o, "alloc", "alloc_free", impl == 0 ? "dart" : "mpi_shared",
-                  (int)units, bytes, bench_median(times, reps) * 1e6, "us");
+                  units, bytes, bench_median(times, reps) * 1e6, "us");
     }
   }
   MPI_Comm_free(&node);

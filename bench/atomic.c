@@ -15,7 +15,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "bench.h"
+#include "dart_bench.h"
 #include "pair.h"
 
 static bench_pair_t pair; /* unit 1's word: dart, shared, dynamic */
@@ -73,19 +73,10 @@ static uint64_t run(int impl, op_t op, uint64_t at, long n)
 
 int main(int argc, char **argv)
 {
-  if (dart_init(&argc, &argv) != DART_OK) return 1;
   bench_opts_t o;
-  bench_parse(argc, argv, &o);
-  dart_global_unit_t myid;
-  size_t units;
-  dart_myid(&myid);
-  dart_size(&units);
-  int me = myid.id;
-  if (units < 2) {
-    if (me == 0) printf("# bench_atomic needs 2 units\n");
-    dart_exit();
-    return 77;
-  }
+  int me, units;
+  if (bench_dart_start(&argc, &argv, &o, &me, &units) < 0) return 1;
+  if (units < 2) return bench_dart_skip(me, "bench_atomic needs 2 units");
   bench_pair_open(&pair, sizeof(uint64_t), me);
   /* unit 1's word of each implementation, for the checks */
   uint64_t *words[3] = {(uint64_t *)pair.dart_mine, (uint64_t *)pair.shm_mine,
@@ -111,7 +102,7 @@ int main(int argc, char **argv)
         }
       }
       if (me == 0)
-        bench_row(&o, "atomic", ops[op], names[impl], (int)units, 8,
+        bench_row(&o, "atomic", ops[op], names[impl], units, 8,
                   bench_median(times, reps) * 1e6, "us");
     }
     /* the owner checks the counter against what unit 0 did */

@@ -22,7 +22,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "bench.h"
+#include "dart_bench.h"
 #include "hpcc.h"
 
 #define CHUNK 1024
@@ -97,22 +97,15 @@ static long run(const gups_t *g, int me, int units, double seconds)
 
 int main(int argc, char **argv)
 {
-  if (dart_init(&argc, &argv) != DART_OK) return 1;
   bench_opts_t o;
-  int arg = bench_parse(argc, argv, &o);
+  int me, units, failed = 0;
+  int arg = bench_dart_start(&argc, &argv, &o, &me, &units);
+  if (arg < 0) return 1;
   int log2 = o.smoke ? 10 : 20;
   if (arg + 1 < argc && strcmp(argv[arg], "--log2") == 0)
     log2 = atoi(argv[arg + 1]);
-  dart_global_unit_t myid;
-  size_t nunits;
-  dart_myid(&myid);
-  dart_size(&nunits);
-  int me = myid.id, units = (int)nunits, failed = 0;
-  if (units & (units - 1)) {
-    if (me == 0) printf("# bench_gups needs a power of two units\n");
-    dart_exit();
-    return 77;
-  }
+  if (units & (units - 1))
+    return bench_dart_skip(me, "bench_gups needs a power of two units");
   gups_t g = {.per_unit = UINT64_C(1) << log2, .shift = log2};
   g.words = g.per_unit * (uint64_t)units;
 

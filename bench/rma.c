@@ -20,7 +20,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "bench.h"
+#include "dart_bench.h"
 #include "pair.h"
 
 #define WINDOW 16
@@ -179,19 +179,10 @@ static double measure(const bench_opts_t *o, const impl_t *impl, int which,
 
 int main(int argc, char **argv)
 {
-  if (dart_init(&argc, &argv) != DART_OK) return 1;
   bench_opts_t o;
-  bench_parse(argc, argv, &o);
-  dart_global_unit_t myid;
-  size_t units;
-  dart_myid(&myid);
-  dart_size(&units);
-  int me = myid.id;
-  if (units < 2) {
-    if (me == 0) printf("# bench_rma needs 2 units\n");
-    dart_exit();
-    return 77;
-  }
+  int me, units;
+  if (bench_dart_start(&argc, &argv, &o, &me, &units) < 0) return 1;
+  if (units < 2) return bench_dart_skip(me, "bench_rma needs 2 units");
   size_t max = o.max_size;
 
   bench_pair_open(&pair, max, me);
@@ -207,7 +198,6 @@ int main(int argc, char **argv)
                            {"mpi_dyn", run_mpi_dyn},
                            {"mpi_alloc", run_mpi_alloc}};
   char *local = malloc(max);
-  int u = (int)units;
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes && sizes[s] <= max;
        s++) {
     size_t bytes = sizes[s];
@@ -223,7 +213,7 @@ int main(int argc, char **argv)
           double lat = measure(&o, &impls[which], which, mode, dir, local,
                                bytes, 1, me);
           if (me == 0)
-            bench_row(&o, "latency", op, impls[which].name, u, bytes,
+            bench_row(&o, "latency", op, impls[which].name, units, bytes,
                       lat * 1e6, "us");
           if (bytes < 4096 || (which == 0 && mode == BLOCKING)) continue;
           double per = measure(&o, &impls[which], which, mode, dir, local,
@@ -231,8 +221,8 @@ int main(int argc, char **argv)
           snprintf(op, sizeof op, "%s_%s", dir == PUT ? "put" : "get",
                    which == 0 ? mode_name[mode] : "nb_flush");
           if (me == 0)
-            bench_row(&o, "bandwidth", op, impls[which].name, u, bytes, (double)bytes / per * 1e-6,
-                      "MB/s");
+            bench_row(&o, "bandwidth", op, impls[which].name, units, bytes,
+                      (double)bytes / per * 1e-6, "MB/s");
         }
       }
     }
