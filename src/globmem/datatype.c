@@ -170,33 +170,54 @@ static inline void run_advance(run_iter_t *it, size_t n)
   }
 }
 
-void dart__globmem__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
-                                      const void *src,
-                                      const dart__dtype_t *st, size_t nelem)
+int dart__globmem__dtype_runs(const dart__dtype_t *dt, const dart__dtype_t *st,
+                              size_t nelem, dart__dtype_run_fn fn, void *ctx)
 {
-  const size_t es = st->elem_size;
   run_iter_t s = {st, 0, 0, 0}, d = {dt, 0, 0, 0};
-  size_t copied = 0;
-  while (copied < nelem) {
+  size_t done = 0;
+  while (done < nelem) {
     size_t s_left, d_left, s_at, d_at;
     if (st->contiguous) {
-      s_at = copied;
-      s_left = nelem - copied;
+      s_at = done;
+      s_left = nelem - done;
     } else {
       s_at = run_at(&s, &s_left);
     }
     if (dt->contiguous) {
-      d_at = copied;
-      d_left = nelem - copied;
+      d_at = done;
+      d_left = nelem - done;
     } else {
       d_at = run_at(&d, &d_left);
     }
     size_t n = s_left < d_left ? s_left : d_left;
-    memcpy((char *)dst + d_at * es, (const char *)src + s_at * es, n * es);
+    int ret = fn(ctx, d_at, s_at, n);
+    if (ret != 0) return ret;
     if (!st->contiguous) run_advance(&s, n);
     if (!dt->contiguous) run_advance(&d, n);
-    copied += n;
+    done += n;
   }
+  return 0;
+}
+
+typedef struct {
+  char *dst;
+  const char *src;
+  size_t es;
+} copy_ctx_t;
+
+static int copy_run(void *ctx, size_t d_at, size_t s_at, size_t n)
+{
+  const copy_ctx_t *c = ctx;
+  memcpy(c->dst + d_at * c->es, c->src + s_at * c->es, n * c->es);
+  return 0;
+}
+
+void dart__globmem__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
+                                      const void *src,
+                                      const dart__dtype_t *st, size_t nelem)
+{
+  copy_ctx_t c = {dst, src, st->elem_size};
+  dart__globmem__dtype_runs(dt, st, nelem, copy_run, &c);
 }
 
 /* ---- public constructors ---- */

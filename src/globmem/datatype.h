@@ -96,6 +96,17 @@ static inline dart_ret_t dart__globmem__dtype_pair(const char *func,
                                            dst_t);
 }
 
+/*
+ * Walks nelem elements laid out as st (source) and dt (destination) as
+ * runs that are consecutive on both sides: fn(ctx, dst_at, src_at, n) for
+ * n elements at element offsets dst_at and src_at. Stops at and returns
+ * the first nonzero result of fn.
+ */
+typedef int (*dart__dtype_run_fn)(void *ctx, size_t dst_at, size_t src_at,
+                                  size_t n);
+int dart__globmem__dtype_runs(const dart__dtype_t *dt, const dart__dtype_t *st,
+                              size_t nelem, dart__dtype_run_fn fn, void *ctx);
+
 void dart__globmem__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
                                       const void *src,
                                       const dart__dtype_t *st, size_t nelem);
