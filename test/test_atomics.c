@@ -380,14 +380,17 @@ static uint64_t path_count(dart_path_t p)
 
 /*
  * The rule: count what each atomic sent along which path. On a team whose
- * units all share the memory nothing goes through MPI; otherwise
- * everything does, atomics on the caller's own part included.
+ * units all share the memory nothing goes through the remote path (UCX or
+ * MPI); otherwise everything does, atomics on the caller's own part
+ * included.
  */
 static void check_rule(dart_team_t team, int tn, bool shared)
 {
   dart_gptr_t g;
+  dart_path_t remote, peer_private;
+  CHECK_OK(dart_transport_paths(&remote, &peer_private));
   CHECK_OK(dart_team_memalloc_aligned(team, 4, DART_TYPE_ULONG, &g));
-  uint64_t before = path_count(DART_PATH_MPI);
+  uint64_t before = path_count(remote);
   unsigned long v = 1, r, c = 0;
   int count = 0;
   for (int u = 0; u < tn; u++) {
@@ -395,13 +398,13 @@ static void check_rule(dart_team_t team, int tn, bool shared)
     dart_gptr_setunit(&gu, DART_TEAM_UNIT_ID(u));
     dart_path_t p;
     CHECK_OK(dart_gptr_atomic_path(gu, &p));
-    CHECK_EQ(p == DART_PATH_MPI, !shared);
+    CHECK_EQ(p == remote, !shared);
     CHECK_OK(dart_fetch_and_op(gu, &v, &r, DART_TYPE_ULONG, DART_OP_SUM));
     CHECK_OK(dart_accumulate(gu, &v, 1, DART_TYPE_ULONG, DART_OP_BXOR));
     CHECK_OK(dart_compare_and_swap(gu, &v, &c, &r, DART_TYPE_ULONG));
     count += 3;
   }
-  uint64_t sent = path_count(DART_PATH_MPI) - before;
+  uint64_t sent = path_count(remote) - before;
   CHECK_EQ(sent, shared ? 0 : count);
   CHECK_OK(dart_barrier(team));
   CHECK_OK(dart_team_memfree(g));

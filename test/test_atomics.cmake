@@ -1,6 +1,6 @@
 # Atomics: every type and operation, contention with mixed operations, the
 # path rule (CPU atomics only where all units share the memory).
-dart_add_test(atomics SOURCES test_atomics.c LAYOUTS node upn1 upn2 noshm)
+dart_add_test(atomics SOURCES test_atomics.c LAYOUTS node upn1 upn2 noshm UCX)
 # Started without dartrun's settings: dart_init picks working one-sided
 # components itself before MPI_Init.
 dart_add_test(atomics_mpi_defaults SOURCES test_atomics.c UNITS 2 4

@@ -548,7 +548,7 @@ int main(int argc, char **argv)
     for (int t = 0; t < n && mpi_unit < 0; t++) {
       dart_path_t path = DART_PATH_COUNT;
       CHECK_OK(dart_gptr_path(unit_gptr(g, t, 0), &path));
-      if (path == DART_PATH_MPI) mpi_unit = t;
+      if (path == DART_PATH_MPI || path == DART_PATH_UCX) mpi_unit = t;
     }
     if (mpi_unit >= 0) {
       dart_handle_t h = DART_HANDLE_NULL;

@@ -1,6 +1,6 @@
 # examples/gups: HPCC RandomAccess with atomics must leave no wrong entry,
 # with dart_accumulate and with dart_fetch_and_op, at every layout.
 dart_add_test(gups SOURCES ${PROJECT_SOURCE_DIR}/examples/gups.c
-              LAYOUTS node upn1 upn2 noshm ARGS -n 12)
+              LAYOUTS node upn1 upn2 noshm UCX ARGS -n 12)
 dart_add_test(gups_fetch SOURCES ${PROJECT_SOURCE_DIR}/examples/gups.c
               LAYOUTS node upn1 upn2 noshm ARGS -n 12 -f)

@@ -2,4 +2,4 @@
 # replacements and finds on a table of global slots must lose nothing, at
 # every layout (upnK and noshm: the slots' atomics go through MPI).
 dart_add_test(hashmap SOURCES ${PROJECT_SOURCE_DIR}/examples/hashmap.c
-              LAYOUTS node upn1 upn2 noshm ARGS -n 200)
+              LAYOUTS node upn1 upn2 noshm UCX ARGS -n 200)

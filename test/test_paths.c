@@ -19,12 +19,14 @@
 
 static int me, nunits;
 static int *node_of;   /* (emulated) node of each global unit */
-static int shm_off;    /* DART_SHM=0: node peers go through MPI too */
+static int shm_off;    /* DART_SHM=0: node peers go the remote path too */
+static dart_path_t remote_path, peer_private_path;
 
 static const char *pname(int p)
 {
-  static const char *const names[] = {"SELF", "SHM", "MPI", "?"};
-  return names[p >= 0 && p < 3 ? p : 3];
+  static const char *const names[] = {"SELF", "SHM", "MPI", "UCX", "CMA",
+                                      "?"};
+  return names[p >= 0 && p < DART_PATH_COUNT ? p : DART_PATH_COUNT];
 }
 
 /* Expected path to global unit g's part of a collective allocation or of
@@ -32,9 +34,9 @@ static const char *pname(int p)
 static int expected_path(int g, int registered)
 {
   if (g == me) return DART_PATH_SELF;
-  if (!registered && !shm_off && node_of[g] == node_of[me])
-    return DART_PATH_SHM;
-  return DART_PATH_MPI;
+  if (!shm_off && node_of[g] == node_of[me])
+    return registered ? peer_private_path : DART_PATH_SHM;
+  return remote_path;
 }
 
 static void read_counts(uint64_t c[DART_PATH_COUNT])
@@ -237,8 +239,8 @@ static void exercise(const space_t *sp, const dart_gptr_t *ptrs,
               sp->what, w, sp->glob[s], (unsigned long long)mine[8 * s + w]);
       }
     }
-    const int direct = expected_path(sp->glob[s], sp->registered) !=
-                       DART_PATH_MPI;
+    const int p = expected_path(sp->glob[s], sp->registered);
+    const int direct = p == DART_PATH_SELF || p == DART_PATH_SHM;
     const uint64_t want = direct ? val(s, sp->tme, 99, sp->tag) : 0;
     if (mine[16 * n + s] != want) {
       FAIL_AT(__LINE__, "%s: word stored by unit %d (path %s) through "
@@ -314,6 +316,24 @@ int main(int argc, char **argv)
         strcmp(dart_path_name(DART_PATH_SHM), "shm") == 0);
   CHECK(dart_path_name(DART_PATH_MPI) &&
         strcmp(dart_path_name(DART_PATH_MPI), "mpi") == 0);
+  CHECK(dart_path_name(DART_PATH_UCX) &&
+        strcmp(dart_path_name(DART_PATH_UCX), "ucx") == 0);
+  CHECK(dart_path_name(DART_PATH_CMA) &&
+        strcmp(dart_path_name(DART_PATH_CMA), "cma") == 0);
+
+  /* the transports: as the environment asks, on this machine (which
+   * permits CMA) */
+  CHECK_OK(dart_transport_paths(&remote_path, &peer_private_path));
+  const char *transport = getenv("DART_TRANSPORT");
+  const char *cma_env = getenv("DART_CMA");
+  if (transport && strcmp(transport, "mpi") == 0)
+    CHECK_EQ(remote_path, DART_PATH_MPI);
+  if (transport && strcmp(transport, "ucx") == 0)
+    CHECK_EQ(remote_path, DART_PATH_UCX);
+  CHECK_EQ(peer_private_path,
+           shm_off || (cma_env && strcmp(cma_env, "0") == 0) ? remote_path
+                                                             : DART_PATH_CMA);
+  CHECK_RET(dart_transport_paths(NULL, &peer_private_path), DART_ERR_INVAL);
   CHECK(dart_path_name(DART_PATH_COUNT) == NULL);
 
   /* nodes: the library's view against host names and DART_UNITS_PER_NODE */

@@ -29,6 +29,10 @@ typedef enum {
   DART_PATH_SELF = 0, /**< the caller's own memory: memcpy */
   DART_PATH_SHM  = 1, /**< a node peer's shared window: memcpy */
   DART_PATH_MPI  = 2, /**< MPI RMA on the team's dynamic window */
+  DART_PATH_UCX  = 3, /**< UCX RMA and atomics with the unit's rkey */
+  DART_PATH_CMA  = 4, /**< a node peer's private memory through
+                           process_vm_readv/writev (registered memory,
+                           grown dart_memalloc pool) */
   DART_PATH_COUNT
 } dart_path_t;
 
@@ -38,7 +42,8 @@ dart_ret_t dart_gptr_path(dart_gptr_t gptr, dart_path_t *path) DART_NOTHROW;
 /**
  * The path atomics on \c gptr take: DART_PATH_SELF or DART_PATH_SHM (CPU
  * atomics) when every unit of the allocation's team loads and stores its
- * memory, else DART_PATH_MPI for every unit, the owner included.
+ * memory, else the remote transport's (DART_PATH_UCX or DART_PATH_MPI) for
+ * every unit, the owner included.
  */
 dart_ret_t dart_gptr_atomic_path(dart_gptr_t gptr,
                                  dart_path_t *path) DART_NOTHROW;
@@ -48,7 +53,18 @@ dart_ret_t dart_gptr_atomic_path(dart_gptr_t gptr,
  */
 dart_ret_t dart_path_count(dart_path_t path, uint64_t *count) DART_NOTHROW;
 
-/** A short name of a path ("self", "shm", "mpi"), or NULL if unknown. */
+/**
+ * The paths of this job: \c remote reaches units on other nodes
+ * (DART_PATH_UCX or DART_PATH_MPI: DART_TRANSPORT, where that transport
+ * started); \c peer_private reaches node peers' private memory (registered
+ * memory, dart_memalloc chunks beyond the initial pool): DART_PATH_CMA, or
+ * the remote path where CMA is not permitted or DART_CMA=0 or DART_SHM=0.
+ */
+dart_ret_t dart_transport_paths(dart_path_t *remote,
+                                dart_path_t *peer_private) DART_NOTHROW;
+
+/** A short name of a path ("self", "shm", "mpi", "ucx", "cma"), or NULL if
+ * unknown. */
 const char *dart_path_name(dart_path_t path) DART_NOTHROW;
 
 /** The number of (emulated) nodes and the caller's node index. */

@@ -21,6 +21,12 @@ typedef struct {
   size_t field; /* offset in dart__config_t */
 } env_var_t;
 
+#ifdef DART_HAVE_UCX
+#define DART__DEFAULT_TRANSPORT "ucx"
+#else
+#define DART__DEFAULT_TRANSPORT "mpi"
+#endif
+
 static const env_var_t env_table[] = {
   {"DART_LOG_LEVEL", ENV_LEVEL, "warn",
    "error, warn, info, debug or trace",
@@ -28,14 +34,15 @@ static const env_var_t env_table[] = {
   {"DART_UNITS_PER_NODE", ENV_COUNT, "0",
    "emulate nodes of k consecutive units (0: physical nodes)",
    offsetof(dart__config_t, units_per_node)},
-  {"DART_TRANSPORT", ENV_TRANSPORT, "mpi",
-   "remote path for other nodes: mpi",
+  {"DART_TRANSPORT", ENV_TRANSPORT, DART__DEFAULT_TRANSPORT,
+   "remote path for other nodes: ucx or mpi (ucx falls back to mpi "
+   "when it cannot start)",
    offsetof(dart__config_t, transport)},
   {"DART_LOCAL_POOL", ENV_SIZE, "16M",
    "initial size of each unit's dart_memalloc pool (grows when full)",
    offsetof(dart__config_t, local_pool)},
   {"DART_PROGRESS_THREAD", ENV_BOOL, "0",
-   "1: a thread drives MPI progress while the unit computes "
+   "1: a thread drives MPI and UCX progress while the unit computes "
    "(needs MPI_THREAD_MULTIPLE)",
    offsetof(dart__config_t, progress_thread)},
   {"DART_PROGRESS_INTERVAL", ENV_COUNT, "100",
@@ -44,6 +51,10 @@ static const env_var_t env_table[] = {
   {"DART_SHM", ENV_BOOL, "1",
    "0: reach node peers through the remote path too (comparisons)",
    offsetof(dart__config_t, shm)},
+  {"DART_CMA", ENV_BOOL, "1",
+   "0: node peers' private memory (registered, grown pool) through the "
+   "remote path instead of process_vm_readv/writev",
+   offsetof(dart__config_t, cma)},
   {"DART_INFO", ENV_BOOL, "0",
    "1: unit 0 prints this table and the paths at init",
    offsetof(dart__config_t, info)},
@@ -112,6 +123,12 @@ static int parse_one(const env_var_t *var, const char *text)
         *(int *)field = DART__TRANSPORT_MPI;
         return 0;
       }
+#ifdef DART_HAVE_UCX
+      if (strcasecmp(text, "ucx") == 0) {
+        *(int *)field = DART__TRANSPORT_UCX;
+        return 0;
+      }
+#endif
       return -1;
   }
   return -1;
@@ -154,7 +171,8 @@ void dart__base__env_print(FILE *out)
         snprintf(value, sizeof value, "%zu", *(const size_t *)field);
         break;
       case ENV_TRANSPORT:
-        snprintf(value, sizeof value, "mpi");
+        snprintf(value, sizeof value, "%s",
+                 *(const int *)field == DART__TRANSPORT_UCX ? "ucx" : "mpi");
         break;
     }
     fprintf(out, "%-22s %-10s %s\n", var->name, value, var->description);

@@ -5,7 +5,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-typedef enum { DART__TRANSPORT_MPI = 0 } dart__transport_t;
+typedef enum {
+  DART__TRANSPORT_MPI = 0,
+  DART__TRANSPORT_UCX = 1
+} dart__transport_t;
 
 typedef struct {
   int log_level;          /* DART_LOG_LEVEL */
@@ -15,6 +18,7 @@ typedef struct {
   int progress_thread;    /* DART_PROGRESS_THREAD */
   int progress_interval;  /* DART_PROGRESS_INTERVAL, microseconds */
   int shm;                /* DART_SHM */
+  int cma;                /* DART_CMA */
   int info;               /* DART_INFO */
 } dart__config_t;
 

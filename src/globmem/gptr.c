@@ -29,8 +29,9 @@ dart_ret_t dart_gptr_getaddr_shared(dart_gptr_t gptr, void **addr)
   dart__target_t target;
   dart_ret_t ret = dart__globmem__resolve(__func__, gptr, 0, &target);
   if (ret != DART_OK) return ret;
-  *addr = target.route->path == DART__PATH_MPI
-              ? NULL : target.route->base + target.offset;
+  int path = target.route->path;
+  *addr = path == DART__PATH_SELF || path == DART__PATH_SHM
+              ? target.route->base + target.offset : NULL;
   return DART_OK;
 }
 
@@ -113,8 +114,9 @@ static dart_ret_t gptr_path(const char *func, dart_gptr_t gptr, bool atomics,
   dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
   if (ret != DART_OK) return ret;
   const dart__route_t *r = target.route;
-  *path = (dart_path_t)(atomics && r->atomics == DART__PATH_MPI ? r->atomics
-                                                                 : r->path);
+  bool cpu_atomics =
+      r->atomics == DART__PATH_SHM || r->atomics == DART__PATH_SELF;
+  *path = (dart_path_t)(atomics && !cpu_atomics ? r->atomics : r->path);
   return DART_OK;
 }
 

@@ -1,10 +1,11 @@
 /*
  * The local pool behind dart_memalloc: segment 0 of DART_TEAM_ALL gives each
  * unit DART_LOCAL_POOL bytes that node peers reach through shared memory.
- * When it is full the unit adds a chunk of its own (attached to
- * DART_TEAM_ALL's dynamic window, so every other unit reaches it through
- * MPI) and lists the chunk in the directory at the head of its pool part;
- * others read a directory entry once, on first access, and cache it.
+ * When it is full the unit adds a chunk of its own (private memory,
+ * attached to DART_TEAM_ALL's dynamic window: node peers reach it through
+ * CMA where they may, other units through MPI) and lists the chunk in the
+ * directory at the head of its pool part; others read a directory entry
+ * once, on first access, and cache it.
  */
 #include <dart/dart_globmem.h>
 #include <stdatomic.h>
@@ -17,23 +18,28 @@
 #include "base/ralloc.h"
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
+#include "onesided/onesided.h"
 #include "team/runtime.h"
 
 #define POOL_ALIGN 16
 #define OFFSET_MASK ((UINT64_C(1) << DART__POOL_CHUNK_SHIFT) - 1)
 
+typedef struct {
+  uint64_t disp; /* in DART_TEAM_ALL's dynamic window */
+  uint64_t addr; /* in the owner's process */
+  uint64_t size;
+} dir_entry_t;
+
 /* Grown chunks a directory describes (chunk c at entry c - 1): as many as
  * fit the header. */
-#define DIR_ENTRIES (DART__POOL_MAX_CHUNKS - 2)
+#define DIR_ENTRIES \
+  ((DART__POOL_HEADER - 2 * sizeof(uint64_t)) / sizeof(dir_entry_t))
 
 /* Directory at the head of each unit's pool part (read by other units). */
 typedef struct {
   _Atomic uint64_t nchunks; /* grown chunks published so far */
   uint64_t wide_lock;       /* see dart__globmem__wide_lock */
-  struct {
-    uint64_t disp;
-    uint64_t size;
-  } chunk[DIR_ENTRIES];
+  dir_entry_t chunk[DIR_ENTRIES];
 } pool_dir_t;
 
 _Static_assert(sizeof(pool_dir_t) <= DART__POOL_HEADER,
@@ -49,6 +55,7 @@ typedef struct {
  * is nonzero: entries are written once and never change). */
 typedef struct {
   MPI_Aint disp;
+  uint64_t addr;
   _Atomic uint64_t size;
 } remote_chunk_t;
 
@@ -113,7 +120,7 @@ void dart__globmem__pool_fini(void)
 static int pool_grow(size_t bytes)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
-  if (pool.nchunks > DIR_ENTRIES) {
+  if ((size_t)pool.nchunks > DIR_ENTRIES) {
     DART_LOG_ERROR_IN("dart_memalloc", "the pool has %d chunks already",
                       pool.nchunks);
     return -1;
@@ -146,6 +153,7 @@ static int pool_grow(size_t bytes)
   chunk->size = size;
   /* publish: the entry first, then the count that makes it valid */
   pool.dir->chunk[pool.nchunks - 1].disp = (uint64_t)disp;
+  pool.dir->chunk[pool.nchunks - 1].addr = (uint64_t)(uintptr_t)base;
   pool.dir->chunk[pool.nchunks - 1].size = size;
   int c = pool.nchunks;
   DART_LOG_INFO("the local pool grows by chunk %d of %zu bytes", c, size);
@@ -220,34 +228,63 @@ dart_ret_t dart_memfree(dart_gptr_t gptr)
   return DART_OK;
 }
 
+/* A target for bytes of unit's pool directory at offset at, reached like
+ * the pool part that follows it. */
+static void dir_target(int unit, size_t at, size_t bytes,
+                       dart__target_t *target)
+{
+  dart__team_t *all = dart__team__get(DART_TEAM_ALL);
+  const dart__route_t *r0 = &all->segs.pool->routes[unit];
+  const size_t back = DART__POOL_HEADER - at;
+  dart__route_t *r = &target->grown;
+  *r = *r0;
+  r->base = r0->base ? r0->base - back : NULL;
+  r->addr = r0->addr - back;
+  r->disp = r0->disp - (MPI_Aint)back;
+  r->size = bytes;
+  target->team = all;
+  target->seg = all->segs.pool;
+  target->unit = unit;
+  target->route = r;
+  target->offset = 0;
+}
+
 /* Reads unit's directory entry for chunk c (1-based) into out. */
 static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
                               remote_chunk_t *out)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
   const dart__route_t *r0 = &all->segs.pool->routes[unit];
-  uint64_t entry[3];
-  size_t at = offsetof(pool_dir_t, chunk) + (c - 1) * 2 * sizeof(uint64_t);
+  uint64_t published;
+  dir_entry_t entry;
+  size_t at = offsetof(pool_dir_t, chunk) + (c - 1) * sizeof entry;
   if (r0->path == DART__PATH_SHM) {
-    const pool_dir_t *dir = (const pool_dir_t *)(r0->base - DART__POOL_HEADER);
-    entry[0] = atomic_load_explicit(&((pool_dir_t *)dir)->nchunks,
-                                    memory_order_acquire);
-    memcpy(&entry[1], (const char *)dir + at, 2 * sizeof(uint64_t));
+    pool_dir_t *dir = (pool_dir_t *)(r0->base - DART__POOL_HEADER);
+    published = atomic_load_explicit(&dir->nchunks, memory_order_acquire);
+    memcpy(&entry, (const char *)dir + at, sizeof entry);
   } else {
-    MPI_Aint dir = r0->disp - DART__POOL_HEADER;
-    DART__MPI_CHECK(MPI_Get(&entry[0], 1, MPI_UINT64_T, unit, dir, 1,
-                            MPI_UINT64_T, all->win));
-    DART__MPI_CHECK(MPI_Get(&entry[1], 2, MPI_UINT64_T, unit,
-                            dir + (MPI_Aint)at, 2, MPI_UINT64_T, all->win));
-    DART__MPI_CHECK(MPI_Win_flush_local(unit, all->win));
+    /* the count first: entries are written before it is raised */
+    const dart__dtype_t *u64 = &dart__globmem__basic_types[DART_TYPE_ULONGLONG];
+    const dart__path_ops_t *path = dart__onesided__paths[r0->path];
+    dart__target_t t;
+    dart__xfer_t x = {&t, &published, u64, u64, 1};
+    dir_target(unit, offsetof(pool_dir_t, nchunks), sizeof published, &t);
+    dart_ret_t ret = path->get(&x, DART__MODE_BLOCKING, NULL);
+    if (ret != DART_OK) return ret;
+    dir_target(unit, at, sizeof entry, &t);
+    x.local = &entry;
+    x.nelem = sizeof entry / sizeof(uint64_t);
+    if ((ret = path->get(&x, DART__MODE_BLOCKING, NULL)) != DART_OK)
+      return ret;
   }
-  if (c > entry[0]) {
+  if (c > published) {
     DART_LOG_ERROR_IN(func, "unit %d has no pool chunk %llu", unit,
                       (unsigned long long)c);
     return DART_ERR_INVAL;
   }
-  out->disp = (MPI_Aint)entry[1];
-  atomic_store_explicit(&out->size, entry[2], memory_order_release);
+  out->disp = (MPI_Aint)entry.disp;
+  out->addr = entry.addr;
+  atomic_store_explicit(&out->size, entry.size, memory_order_release);
   return DART_OK;
 }
 
@@ -268,19 +305,7 @@ static remote_chunk_t *remote_cache(int unit)
 
 void dart__globmem__wide_lock(int unit, dart__target_t *target)
 {
-  dart__team_t *all = dart__team__get(DART_TEAM_ALL);
-  const dart__route_t *r0 = &all->segs.pool->routes[unit];
-  const size_t back = DART__POOL_HEADER - offsetof(pool_dir_t, wide_lock);
-  dart__route_t *r = &target->grown;
-  *r = *r0;
-  r->base = r0->base ? r0->base - back : NULL;
-  r->disp = r0->disp - (MPI_Aint)back;
-  r->size = sizeof(uint64_t);
-  target->team = all;
-  target->seg = all->segs.pool;
-  target->unit = unit;
-  target->route = r;
-  target->offset = 0;
+  dir_target(unit, offsetof(pool_dir_t, wide_lock), sizeof(uint64_t), target);
 }
 
 dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
@@ -297,6 +322,7 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
       goto out_of_bounds;
     route->path = DART__PATH_SELF;
     route->base = pool.chunk[c].base;
+    route->addr = (uint64_t)(uintptr_t)route->base;
     route->size = pool.chunk[c].size;
     MPI_Get_address(route->base, &route->disp);
   } else {
@@ -306,12 +332,16 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
       dart_ret_t ret = fetch_chunk(func, unit, c, &cache[c]);
       if (ret != DART_OK) return ret;
     }
-    route->path = DART__PATH_MPI;
+    bool peer = dart__rt.node_of[unit] == dart__rt.my_node &&
+                dart__base__config.shm;
+    route->path = peer && dart__cma__usable() ? DART__PATH_CMA
+                                               : DART__PATH_MPI;
     route->base = NULL;
+    route->addr = cache[c].addr;
     route->disp = cache[c].disp;
     route->size = atomic_load_explicit(&cache[c].size, memory_order_relaxed);
   }
-  /* other units reach grown chunks through MPI only */
+  /* grown chunks are outside every other transport's registration */
   route->atomics = dart__team__get(DART_TEAM_ALL)->win != MPI_WIN_NULL
                        ? DART__PATH_MPI
                        : DART__PATH_SHM;

@@ -6,6 +6,7 @@
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
 #include "onesided/acc_queue.h"
+#include "onesided/onesided.h"
 #include "team/runtime.h"
 
 #define SEG_ALIGN 64
@@ -38,6 +39,7 @@ static char *align_part(char *base)
 
 static void seg_release(dart__segment_t *seg)
 {
+  if (seg->ucx.memh || seg->ucx.rkeys) dart__ucx__seg_deregister(seg);
   if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
   if (seg->shm_win != MPI_WIN_NULL) MPI_Win_free(&seg->shm_win);
   free(seg->routes);
@@ -50,16 +52,28 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
 {
   const size_t header = kind == DART__SEG_POOL ? DART__POOL_HEADER : 0;
   const size_t part = bytes + header;
+  const bool ucx = dart__rt.transport == DART__TRANSPORT_UCX;
+  const bool shm = dart__base__config.shm;
   uint64_t *parts = NULL;
-  dart_ret_t ret = DART_ERR_NOMEM;
+  dart_ret_t ret;
+  /* with UCX, peers may still target us until all have arrived (below,
+   * MPI calls block without serving them) */
+  if (ucx && team->size > 1 &&
+      (ret = dart__onesided__progress_barrier(func, team->comm)) != DART_OK)
+    return ret;
+  ret = DART_ERR_NOMEM;
   dart__segment_t *seg = calloc(1, sizeof *seg);
   if (seg == NULL) return DART_ERR_NOMEM;
   seg->kind = kind;
   seg->team = team;
   seg->shm_win = MPI_WIN_NULL;
   seg->routes = calloc((size_t)team->size, sizeof *seg->routes);
-  parts = malloc(2 * (size_t)team->size * sizeof *parts);
+  parts = malloc(3 * (size_t)team->size * sizeof *parts);
   if (seg->routes == NULL || parts == NULL) goto fail;
+  /* some unit is reached through the remote transport: all atomics take it
+   * (the same on every unit) */
+  seg->remote = team->size > 1 && (team->node_size < team->size || !shm ||
+                                   kind == DART__SEG_REGISTER);
 
   ret = DART_ERR_OTHER;
   /* node peers' parts: one shared window per node (user memory is private) */
@@ -86,10 +100,10 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   }
   seg->mysize = part;
 
-  /* other units reach us through the team's dynamic window */
-  bool needs_win = team->size > 1 &&
-                   (team->node_size < team->size || !dart__base__config.shm ||
-                    kind != DART__SEG_ALLOC);
+  /* others reach us through the team's dynamic window: remote units with
+   * the MPI transport, and the pool's grown chunks (see pool.c) */
+  bool needs_win = team->size > 1 && ((seg->remote && !ucx) ||
+                                      kind == DART__SEG_POOL);
   MPI_Aint disp = 0;
   if (needs_win) {
     if ((ret = dart__team__ensure_window(team)) != DART_OK) goto fail;
@@ -104,21 +118,24 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
       MPI_Get_address(seg->mybase, &disp);
     }
   }
-  uint64_t mine[2] = {part, (uint64_t)disp};
-  if (MPI_Allgather(mine, 2, MPI_UINT64_T, parts, 2, MPI_UINT64_T,
-                    team->comm) != MPI_SUCCESS) {
+  uint64_t mine[3] = {part, (uint64_t)disp, (uint64_t)(uintptr_t)seg->mybase};
+  MPI_Request req;
+  if (MPI_Iallgather(mine, 3, MPI_UINT64_T, parts, 3, MPI_UINT64_T,
+                     team->comm, &req) != MPI_SUCCESS ||
+      dart__onesided__progress_wait(func, 1, &req) != DART_OK) {
     DART_LOG_ERROR_IN(func, "MPI_Allgather of the parts failed");
     goto fail;
   }
   for (int u = 0; u < team->size; u++) {
     dart__route_t *r = &seg->routes[u];
-    r->size = parts[2 * u] - header;
-    r->disp = (MPI_Aint)parts[2 * u + 1] + (MPI_Aint)header;
+    bool peer = team->node_rank[u] >= 0 && shm;
+    r->size = parts[3 * u] - header;
+    r->disp = (MPI_Aint)parts[3 * u + 1] + (MPI_Aint)header;
+    r->addr = parts[3 * u + 2] + header;
     if (u == team->myid) {
       r->path = DART__PATH_SELF;
       r->base = seg->mybase + header;
-    } else if (team->node_rank[u] >= 0 && dart__base__config.shm &&
-               kind != DART__SEG_REGISTER) {
+    } else if (peer && kind != DART__SEG_REGISTER) {
       MPI_Aint size;
       int disp_unit;
       char *base;
@@ -129,14 +146,16 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
       }
       r->path = DART__PATH_SHM;
       r->base = align_part(base) + header;
+    } else if (peer && dart__cma__usable()) {
+      r->path = DART__PATH_CMA; /* private memory of a node peer */
     } else {
-      r->path = DART__PATH_MPI;
-      seg->remote = true;
+      r->path = dart__rt.remote_path;
     }
+    r->atomics = seg->remote ? dart__rt.remote_path : DART__PATH_SHM;
   }
-
-  for (int u = 0; u < team->size; u++)
-    seg->routes[u].atomics = seg->remote ? DART__PATH_MPI : DART__PATH_SHM;
+  if (seg->remote && ucx &&
+      (ret = dart__ucx__seg_register(func, seg)) != DART_OK)
+    goto fail;
 
   uint32_t slot;
   ret = DART_ERR_NOMEM;
@@ -169,9 +188,12 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
   dart_ret_t ret = DART_OK;
   /* our own operations on the window are complete, and nobody else's */
   dart__onesided__acc_complete();
-  if (team->win != MPI_WIN_NULL && MPI_Win_flush_all(team->win) != MPI_SUCCESS)
+  if (team->win != MPI_WIN_NULL && dart__team__flush_window(team) != DART_OK)
     ret = DART_ERR_OTHER;
-  if (MPI_Barrier(team->comm) != MPI_SUCCESS) ret = DART_ERR_OTHER;
+  if (dart__ucx__flush_all() != DART_OK) ret = DART_ERR_OTHER;
+  if (dart__onesided__progress_barrier("dart_team_memfree", team->comm) !=
+      DART_OK)
+    ret = DART_ERR_OTHER;
   if (seg->kind == DART__SEG_ALLOC)
     dart__base__slots_remove(&team->segs.alloc, (uint32_t)seg->id - 1);
   else if (seg->kind == DART__SEG_REGISTER)

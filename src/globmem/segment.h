@@ -8,6 +8,7 @@
 
 #include <dart/dart_globmem.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -17,10 +18,17 @@
 struct dart__team;
 
 /* How a unit's part is reached (dart_path_t values). */
-enum { DART__PATH_SELF = 0, DART__PATH_SHM = 1, DART__PATH_MPI = 2 };
+enum {
+  DART__PATH_SELF = 0,
+  DART__PATH_SHM = 1,
+  DART__PATH_MPI = 2,
+  DART__PATH_UCX = 3,
+  DART__PATH_CMA = 4
+};
 
 typedef struct {
   char *base;    /* load/store address (SELF, SHM) */
+  uint64_t addr; /* the part's address in its owner's process (UCX, CMA) */
   MPI_Aint disp; /* displacement in the team's dynamic window (MPI) */
   size_t size;   /* bytes of the unit's part */
   int path;
@@ -45,8 +53,14 @@ typedef struct dart__segment {
   MPI_Win shm_win;       /* the node's shared window, or MPI_WIN_NULL */
   char *mybase;
   size_t mysize;
-  bool remote;   /* some unit is reached through MPI */
+  bool remote;   /* some unit is reached through the remote transport */
   bool attached; /* mybase is attached to the team's dynamic window */
+  struct {       /* UCX registration (path_ucx.c), when remote */
+    void *memh;                /* ucp_mem_h of this unit's part */
+    char *packed;              /* every unit's packed rkey */
+    size_t *packed_off;        /* unit u's at packed + packed_off[u] */
+    _Atomic(void *) *rkeys;    /* ucp_rkey_h per unit, on first use */
+  } ucx;
 } dart__segment_t;
 
 /* Per team: positive ids, negative ids, and segment 0. */

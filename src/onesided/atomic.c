@@ -120,10 +120,8 @@ prepare(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
   dart_ret_t ret =
       dart__globmem__resolve(func, gptr, nelem * t->elem_size, target);
   if (ret != DART_OK) return ret;
-  const dart__route_t *r = target->route;
-  uintptr_t addr = r->atomics == DART__PATH_MPI
-                       ? (uintptr_t)r->disp + target->offset
-                       : (uintptr_t)r->base + target->offset;
+  /* in the owner's process; mappings elsewhere differ by whole pages */
+  uint64_t addr = target->route->addr + target->offset;
   if (addr & (t->elem_size - 1)) { /* sizes are powers of two */
     DART_LOG_ERROR_IN(func, "offset %llu is not aligned to the %zu bytes of "
                             "datatype %ld",
@@ -171,7 +169,7 @@ static dart_ret_t wide_atomic(const dart__atomic_t *a)
   unsigned spins = 0;
   dart_ret_t ret;
   while ((ret = lock_word_cas(a, &word, 0, me, &seen)) == DART_OK && seen)
-    dart__onesided__backoff(&spins);
+    dart__onesided__wait_turn(&spins);
   if (ret != DART_OK) return ret;
 
   const dart__path_ops_t *path = dart__onesided__paths[t->route->path];
@@ -212,7 +210,8 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
   if (ret != DART_OK || nelem == 0) return ret;
   const dart__route_t *r = target.route;
   int path = r->atomics;
-  if (kind == DART__ATOMIC_ACCUMULATE && nelem == 1 && path != DART__PATH_MPI &&
+  if (kind == DART__ATOMIC_ACCUMULATE && nelem == 1 &&
+      (path == DART__PATH_SHM || path == DART__PATH_SELF) &&
       dart__onesided__acc_queueable(t, op)) {
     dart__onesided__count_op(r->path);
     dart__onesided__acc_enqueue(r->base + target.offset, values, t->elem_size,
@@ -221,7 +220,8 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
   }
   /* sees this unit's queued accumulates, as MPI orders accumulates */
   dart__onesided__acc_complete();
-  dart__onesided__count_op(path == DART__PATH_MPI ? path : r->path);
+  bool cpu = path == DART__PATH_SHM || path == DART__PATH_SELF;
+  dart__onesided__count_op(cpu ? r->path : path);
   dart__atomic_t a = {.func = func,
                       .target = &target,
                       .kind = kind,

@@ -40,13 +40,15 @@ static int refill(void)
   return 0;
 }
 
-dart_handle_t dart__onesided__handle_new(MPI_Win win, int unit, bool is_put)
+dart_handle_t dart__onesided__handle_new(dart__team_t *team, int unit,
+                                         int path, bool is_put)
 {
   if (free_list == NULL && refill() != 0) return NULL;
   dart_handle_t h = free_list;
   free_list = h->next_free;
   h->state = HANDLE_LIVE;
-  h->win = win;
+  h->team = team;
+  h->path = path;
   h->unit = unit;
   h->is_put = is_put;
   return h;

@@ -6,6 +6,7 @@
 #include <dart/dart_ext.h>
 #include <stdatomic.h>
 
+#include "base/env.h"
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
@@ -14,6 +15,10 @@ const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT] = {
     [DART__PATH_SELF] = &dart__path_self,
     [DART__PATH_SHM] = &dart__path_shm,
     [DART__PATH_MPI] = &dart__path_mpi,
+#ifdef DART_HAVE_UCX
+    [DART__PATH_UCX] = &dart__path_ucx,
+#endif
+    [DART__PATH_CMA] = &dart__path_cma,
 };
 
 _Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
@@ -127,7 +132,8 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   dart__team_t *team = target.team;
   if (all) {
     atomic_thread_fence(memory_order_seq_cst);
-    return dart__team__flush_window(team);
+    ret = dart__ucx__flush_all();
+    return ret == DART_OK ? dart__team__flush_window(team) : ret;
   }
   const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
   return local ? path->flush_local(team, target.unit)
@@ -170,13 +176,13 @@ static dart_ret_t check_handle(const char *func, dart_handle_t h)
 static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
 {
   dart_handle_t h = *handle;
-  /* gets complete with a full flush: see path_mpi.c */
-  int ret = local && h->is_put ? MPI_Win_flush_local(h->unit, h->win)
-                               : MPI_Win_flush(h->unit, h->win);
-  if (ret != MPI_SUCCESS) {
+  const dart__path_ops_t *path = dart__onesided__paths[h->path];
+  dart_ret_t ret = local && h->is_put ? path->flush_local(h->team, h->unit)
+                                      : path->flush(h->team, h->unit);
+  if (ret != DART_OK) {
     DART_LOG_ERROR_IN(func, "completing the operation on unit %d failed",
                       h->unit);
-    return DART_ERR_OTHER;
+    return ret;
   }
   dart__onesided__handle_release(h);
   *handle = DART_HANDLE_NULL;
@@ -305,8 +311,24 @@ dart_ret_t dart_path_count(dart_path_t path, uint64_t *count)
   return DART_OK;
 }
 
+dart_ret_t dart_transport_paths(dart_path_t *remote, dart_path_t *peer_private)
+{
+  DART__CHECK_INIT();
+  if (remote == NULL || peer_private == NULL) {
+    DART_LOG_ERROR("remote %p or peer_private %p is NULL", (void *)remote,
+                   (void *)peer_private);
+    return DART_ERR_INVAL;
+  }
+  *remote = (dart_path_t)dart__rt.remote_path;
+  *peer_private = dart__cma__usable() && dart__base__config.shm
+                      ? DART_PATH_CMA : *remote;
+  return DART_OK;
+}
+
 const char *dart_path_name(dart_path_t path)
 {
+  static const char *const names[DART_PATH_COUNT] = {"self", "shm", "mpi",
+                                                     "ucx", "cma"};
   if ((int)path < 0 || path >= DART_PATH_COUNT) return NULL;
-  return dart__onesided__paths[path]->name;
+  return names[path];
 }

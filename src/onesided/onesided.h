@@ -5,6 +5,7 @@
 #include <dart/dart_communication.h>
 #include <dart/dart_ext.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdatomic.h>
 
 #include "globmem/datatype.h"
@@ -64,7 +65,6 @@ void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
 
 /* A path: how one route class moves data (one file per path). */
 typedef struct {
-  const char *name;
   dart_ret_t (*put)(const dart__xfer_t *x, dart__mode_t mode,
                     dart_handle_t *handle);
   dart_ret_t (*get)(const dart__xfer_t *x, dart__mode_t mode,
@@ -93,27 +93,106 @@ static inline void dart__onesided__count_op(int path)
 extern const dart__path_ops_t dart__path_self;
 extern const dart__path_ops_t dart__path_shm;
 extern const dart__path_ops_t dart__path_mpi;
+extern const dart__path_ops_t dart__path_cma;
+#ifdef DART_HAVE_UCX
+extern const dart__path_ops_t dart__path_ucx;
+#endif
 
 /*
- * ---- handles of the MPI path ----
- * A handle names the window and target of its operation, which completes
- * with a flush to that target. (Request-based RMA, MPI_Rput/MPI_Rget,
+ * ---- the UCX transport (path_ucx.c) ----
+ * Active when DART_TRANSPORT=ucx and UCX started on every unit
+ * (dart__rt.transport). Without UCX in the build these do nothing.
+ */
+#ifdef DART_HAVE_UCX
+/* Collective over all units at dart_init: context, worker, addresses. Falls
+ * back to the MPI transport (with a warning) when UCX cannot start. */
+dart_ret_t dart__ucx__init(void);
+/* Collective at dart_exit, after every segment is gone. */
+void dart__ucx__fini(void);
+/* Drives the worker; the number of events it processed. */
+unsigned dart__ucx__progress(void);
+/* Completes every UCX operation this unit started. */
+dart_ret_t dart__ucx__flush_all(void);
+/* Collective over seg's team: registers this unit's part and exchanges
+ * the packed rkeys; and the reverse, once nobody accesses the segment. */
+dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
+void dart__ucx__seg_deregister(dart__segment_t *seg);
+/* The UCX transports the endpoints use, for DART_INFO. */
+void dart__ucx__print_info(FILE *out);
+#else
+static inline dart_ret_t dart__ucx__init(void) { return DART_OK; }
+static inline void dart__ucx__fini(void) {}
+static inline unsigned dart__ucx__progress(void) { return 0; }
+static inline dart_ret_t dart__ucx__flush_all(void) { return DART_OK; }
+static inline dart_ret_t dart__ucx__seg_register(const char *func,
+                                                 dart__segment_t *seg)
+{
+  (void)func;
+  (void)seg;
+  return DART_ERR_OTHER;
+}
+static inline void dart__ucx__seg_deregister(dart__segment_t *seg)
+{
+  (void)seg;
+}
+static inline void dart__ucx__print_info(FILE *out) { (void)out; }
+#endif
+
+/* One turn of waiting for another unit: serve the operations others aim at
+ * us (they may be what we wait for), then back off. */
+static inline void dart__onesided__wait_turn(unsigned *spins)
+{
+  if (dart__ucx__progress() == 0) dart__onesided__backoff(spins);
+}
+
+/*
+ * ---- the CMA path (path_cma.c) ----
+ * Node peers' memory outside shared windows, by process_vm_readv/writev.
+ * dart__cma__init (collective at dart_init) finds out whether this process
+ * may use it with its node peers, and logs the fallback when not.
+ */
+dart_ret_t dart__cma__init(void);
+void dart__cma__fini(void);
+/* Whether node peers reach each other's private memory through CMA. */
+bool dart__cma__usable(void);
+
+/*
+ * ---- handles ----
+ * A handle names the path, team and unit of its operation, which completes
+ * with that path's flush of the unit. (Request-based RMA, MPI_Rput/MPI_Rget,
  * crashes in Open MPI 4.1's osc/ucx on dynamic windows; a flush completes
- * the same operation everywhere.)
+ * the same operation on every path.)
  */
 struct dart_handle_struct {
   uint32_t state; /* HANDLE_LIVE while in use */
   bool is_put;
-  MPI_Win win;
+  int path;
+  dart__team_t *team;
   int unit;
   struct dart_handle_struct *next_free;
 };
 
-/* A handle for an operation on unit of win; NULL when out of memory. */
-dart_handle_t dart__onesided__handle_new(MPI_Win win, int unit, bool is_put);
+/* A handle for an operation on unit of team along path; NULL when out of
+ * memory. */
+dart_handle_t dart__onesided__handle_new(dart__team_t *team, int unit,
+                                         int path, bool is_put);
 void dart__onesided__handle_release(dart_handle_t handle);
 /* False for a handle that was freed (a stale copy). */
 bool dart__onesided__handle_live(dart_handle_t handle);
+
+/*
+ * ---- progress ----
+ * Waits for n MPI requests while driving every transport's progress: a
+ * unit blocked in a plain MPI call would starve UCX operations aimed at it
+ * (DESIGN.md, "Progress"). Logs as func when MPI fails.
+ */
+dart_ret_t dart__onesided__progress_wait(const char *func, int n,
+                                         MPI_Request reqs[]);
+
+/* A barrier on comm that serves others' operations while it waits: the
+ * entry of every collective call that could otherwise block in MPI while
+ * its peers still target this unit. */
+dart_ret_t dart__onesided__progress_barrier(const char *func, MPI_Comm comm);
 
 /* The progress thread, when DART_PROGRESS_THREAD asks for one: started at
  * the end of dart_init, stopped first thing in dart_exit. */

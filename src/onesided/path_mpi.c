@@ -45,7 +45,7 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
   size_t npieces = (x->nelem + per - 1) / per;
   dart_handle_t h = NULL;
   if (mode == DART__MODE_HANDLE) {
-    h = dart__onesided__handle_new(team->win, t->unit, is_put);
+    h = dart__onesided__handle_new(team, t->unit, DART__PATH_MPI, is_put);
     if (h == NULL) return DART_ERR_NOMEM;
   }
   MPI_Aint disp = t->route->disp + (MPI_Aint)t->offset;
@@ -197,5 +197,5 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
   return DART_OK;
 }
 
-const dart__path_ops_t dart__path_mpi = {"mpi",     mpi_put,   mpi_get,
-                                         mpi_flush, mpi_flush, mpi_atomic};
+const dart__path_ops_t dart__path_mpi = {mpi_put, mpi_get, mpi_flush,
+                                         mpi_flush, mpi_atomic};

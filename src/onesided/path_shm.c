@@ -188,7 +188,7 @@ static dart_ret_t shm_atomic(const dart__atomic_t *a)
   return DART_OK;
 }
 
-const dart__path_ops_t dart__path_self = {"self",    shm_put,   shm_get,
-                                          shm_flush, shm_flush, shm_atomic};
-const dart__path_ops_t dart__path_shm = {"shm",     shm_put,   shm_get,
-                                         shm_flush, shm_flush, shm_atomic};
+const dart__path_ops_t dart__path_self = {shm_put, shm_get, shm_flush,
+                                          shm_flush, shm_atomic};
+const dart__path_ops_t dart__path_shm = {shm_put, shm_get, shm_flush,
+                                         shm_flush, shm_atomic};

@@ -1,11 +1,15 @@
 /*
- * The progress thread (DART_PROGRESS_THREAD=1). MPI's one-sided operations
- * may need the target to enter MPI (Open MPI's osc/pt2pt serves them from
- * its progress engine; emulated RMA in UCX likewise): while a unit computes
- * without calling DART, its peers' operations on its memory would wait.
- * The thread polls MPI every DART_PROGRESS_INTERVAL microseconds, sleeping
- * in between so that it takes no core from the computation. It waits on a
- * receive from its own unit, which dart_exit completes to stop it.
+ * Progress. MPI's one-sided operations may need the target to enter MPI
+ * (Open MPI's osc/pt2pt serves them from its progress engine), and UCX's
+ * emulated RMA needs the target to call ucp_worker_progress: while a unit
+ * computes without calling DART, or blocks in a plain MPI call, its peers'
+ * operations on its memory wait.
+ *
+ * So blocking waits on MPI requests here poll MPI and UCX together, and
+ * the progress thread (DART_PROGRESS_THREAD=1) polls both every
+ * DART_PROGRESS_INTERVAL microseconds, sleeping in between so that it
+ * takes no core from the computation. It waits on a receive from its own
+ * unit, which dart_exit completes to stop it.
  */
 #include <pthread.h>
 #include <time.h>
@@ -21,6 +25,37 @@ static struct {
   MPI_Request stop;
 } progress;
 
+dart_ret_t dart__onesided__progress_wait(const char *func, int n,
+                                         MPI_Request reqs[])
+{
+  int ret;
+  if (dart__rt.transport != DART__TRANSPORT_UCX) {
+    ret = MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+  } else {
+    int done = 0;
+    unsigned spins = 0;
+    while ((ret = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE)) ==
+               MPI_SUCCESS && !done) {
+      dart__onesided__wait_turn(&spins);
+    }
+  }
+  if (ret != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "waiting for MPI failed (error %d)", ret);
+    return DART_ERR_OTHER;
+  }
+  return DART_OK;
+}
+
+dart_ret_t dart__onesided__progress_barrier(const char *func, MPI_Comm comm)
+{
+  MPI_Request req;
+  if (MPI_Ibarrier(comm, &req) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Ibarrier failed");
+    return DART_ERR_OTHER;
+  }
+  return dart__onesided__progress_wait(func, 1, &req);
+}
+
 static void *progress_main(void *arg)
 {
   (void)arg;
@@ -32,7 +67,7 @@ static void *progress_main(void *arg)
       DART_LOG_ERROR("MPI_Test failed: the progress thread stops");
       break;
     }
-    if (!stopped) nanosleep(&pause, NULL);
+    if (!stopped && dart__ucx__progress() == 0) nanosleep(&pause, NULL);
   }
   return NULL;
 }

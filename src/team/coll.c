@@ -1,7 +1,8 @@
 /*
- * Collectives and two-sided messages: MPI's namesakes on the team's
- * communicator. Counts may exceed INT_MAX: such buffers travel as one
- * element of a derived type built for the call.
+ * Collectives and two-sided messages: MPI's nonblocking namesakes on the
+ * team's communicator, waited for while serving others' one-sided
+ * operations (DESIGN.md, "Progress"). Counts may exceed INT_MAX: such
+ * buffers travel as one element of a derived type built for the call.
  */
 #include <dart/dart_communication.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include "globmem/datatype.h"
 #include "globmem/op.h"
 #include "onesided/acc_queue.h"
+#include "onesided/onesided.h"
 #include "team/runtime.h"
 #include "team/team.h"
 
@@ -106,10 +108,21 @@ static bool valid_root(const char *func, const dart__team_t *team,
   do {                                                                 \
     int mpi_ret_ = (call);                                             \
     if (mpi_ret_ != MPI_SUCCESS) {                                     \
-      DART_LOG_ERROR_IN(func, "%s failed", #call);                              \
+      DART_LOG_ERROR_IN(func, "%s failed", #call);                     \
       ret = DART_ERR_OTHER;                                            \
     }                                                                  \
   } while (0)
+
+/* Waits for the n requests that MPI calls just started, unless starting
+ * failed (ret, already logged). Peers may still target this unit until
+ * they arrive, and under UCX their operations advance only while this
+ * unit drives progress: a plain MPI wait could stall them for good. */
+static dart_ret_t await(const char *func, dart_ret_t ret, int n,
+                        MPI_Request reqs[])
+{
+  if (ret != DART_OK) return ret;
+  return dart__onesided__progress_wait(func, n, reqs);
+}
 
 dart_ret_t dart_barrier(dart_team_t teamid)
 {
@@ -120,8 +133,9 @@ dart_ret_t dart_barrier(dart_team_t teamid)
   if (ret == DART_OK) ret = dart__team__sync_windows();
   if (ret != DART_OK) return ret;
   atomic_thread_fence(memory_order_seq_cst);
-  MPI_CALL(MPI_Barrier(team->comm));
+  ret = dart__onesided__progress_barrier(func, team->comm);
   atomic_thread_fence(memory_order_seq_cst);
+  if (ret != DART_OK) return ret;
   /* what others put here before the barrier, for our direct loads */
   return dart__team__sync_windows();
 }
@@ -138,7 +152,9 @@ dart_ret_t dart_bcast(void *buf, size_t nelem, dart_datatype_t dtype,
     return DART_ERR_INVAL;
   mpi_buf_t b;
   if ((ret = describe(__func__, t, nelem, &b)) != DART_OK) return ret;
-  MPI_CALL(MPI_Bcast(buf, b.count, b.type, root.id, team->comm));
+  MPI_Request req;
+  MPI_CALL(MPI_Ibcast(buf, b.count, b.type, root.id, team->comm, &req));
+  ret = await(func, ret, 1, &req);
   release(&b);
   return ret;
 }
@@ -167,24 +183,26 @@ static dart_ret_t spread(const char *func, spread_t kind, const void *sendbuf,
     return DART_ERR_INVAL;
   mpi_buf_t b;
   if ((ret = describe(func, t, nelem, &b)) != DART_OK) return ret;
+  MPI_Request req;
   switch (kind) {
     case SCATTER:
-      MPI_CALL(MPI_Scatter(sendbuf, b.count, b.type, recvbuf, b.count, b.type,
-                           root.id, team->comm));
+      MPI_CALL(MPI_Iscatter(sendbuf, b.count, b.type, recvbuf, b.count,
+                            b.type, root.id, team->comm, &req));
       break;
     case GATHER:
-      MPI_CALL(MPI_Gather(sendbuf, b.count, b.type, recvbuf, b.count, b.type,
-                          root.id, team->comm));
+      MPI_CALL(MPI_Igather(sendbuf, b.count, b.type, recvbuf, b.count, b.type,
+                           root.id, team->comm, &req));
       break;
     case ALLGATHER:
-      MPI_CALL(MPI_Allgather(sendbuf, b.count, b.type, recvbuf, b.count,
-                             b.type, team->comm));
+      MPI_CALL(MPI_Iallgather(sendbuf, b.count, b.type, recvbuf, b.count,
+                              b.type, team->comm, &req));
       break;
     case ALLTOALL:
-      MPI_CALL(MPI_Alltoall(sendbuf, b.count, b.type, recvbuf, b.count, b.type,
-                            team->comm));
+      MPI_CALL(MPI_Ialltoall(sendbuf, b.count, b.type, recvbuf, b.count,
+                             b.type, team->comm, &req));
       break;
   }
+  ret = await(func, ret, 1, &req);
   release(&b);
   return ret;
 }
@@ -270,8 +288,11 @@ dart_ret_t dart_allgatherv(const void *sendbuf, size_t nsendelem,
       counts[u] = (int)nrecvelem[u];
       counts[team->size + u] = (int)recvdispls[u];
     }
-    MPI_CALL(MPI_Allgatherv(send, (int)nsendelem, t->mpi_elem, recvbuf, counts,
-                            counts + team->size, t->mpi_elem, team->comm));
+    MPI_Request req;
+    MPI_CALL(MPI_Iallgatherv(send, (int)nsendelem, t->mpi_elem, recvbuf,
+                             counts, counts + team->size, t->mpi_elem,
+                             team->comm, &req));
+    ret = await(func, ret, 1, &req);
     free(counts);
     return ret;
   }
@@ -282,8 +303,10 @@ dart_ret_t dart_allgatherv(const void *sendbuf, size_t nsendelem,
   for (int u = 0; u < team->size && ret == DART_OK; u++) {
     mpi_buf_t b;
     if ((ret = describe(__func__, t, nrecvelem[u], &b)) != DART_OK) break;
-    MPI_CALL(MPI_Bcast((char *)recvbuf + recvdispls[u] * t->elem_size, b.count,
-                       b.type, u, team->comm));
+    MPI_Request req;
+    MPI_CALL(MPI_Ibcast((char *)recvbuf + recvdispls[u] * t->elem_size,
+                        b.count, b.type, u, team->comm, &req));
+    ret = await(func, ret, 1, &req);
     release(&b);
   }
   return ret;
@@ -335,11 +358,14 @@ static dart_ret_t reduce(const char *func, const void *sendbuf, void *recvbuf,
     send = MPI_IN_PLACE;
   }
   int count = (int)(nelem / per);
+  MPI_Request req;
   if (all)
-    MPI_CALL(MPI_Allreduce(send, recv, count, mpi_type, mpi_op, team->comm));
+    MPI_CALL(MPI_Iallreduce(send, recv, count, mpi_type, mpi_op, team->comm,
+                            &req));
   else
-    MPI_CALL(MPI_Reduce(send, recv, count, mpi_type, mpi_op, root.id,
-                        team->comm));
+    MPI_CALL(MPI_Ireduce(send, recv, count, mpi_type, mpi_op, root.id,
+                         team->comm, &req));
+  ret = await(func, ret, 1, &req);
   if (packed) {
     if (ret == DART_OK && recv_used)
       dart__globmem__dtype_copy(recvbuf, t, recv, elem, nelem);
@@ -395,7 +421,10 @@ dart_ret_t dart_send(const void *sendbuf, size_t nelem, dart_datatype_t dtype,
     return DART_ERR_INVAL;
   mpi_buf_t b;
   if ((ret = describe(__func__, t, nelem, &b)) != DART_OK) return ret;
-  MPI_CALL(MPI_Send(sendbuf, b.count, b.type, unit.id, tag, dart__rt.comm));
+  MPI_Request req;
+  MPI_CALL(MPI_Isend(sendbuf, b.count, b.type, unit.id, tag, dart__rt.comm,
+                     &req));
+  ret = await(func, ret, 1, &req);
   release(&b);
   return ret;
 }
@@ -413,8 +442,10 @@ dart_ret_t dart_recv(void *recvbuf, size_t nelem, dart_datatype_t dtype,
     return DART_ERR_INVAL;
   mpi_buf_t b;
   if ((ret = describe(__func__, t, nelem, &b)) != DART_OK) return ret;
-  MPI_CALL(MPI_Recv(recvbuf, b.count, b.type, unit.id, tag, dart__rt.comm,
-                    MPI_STATUS_IGNORE));
+  MPI_Request req;
+  MPI_CALL(MPI_Irecv(recvbuf, b.count, b.type, unit.id, tag, dart__rt.comm,
+                     &req));
+  ret = await(func, ret, 1, &req);
   release(&b);
   return ret;
 }
@@ -442,9 +473,20 @@ dart_ret_t dart_sendrecv(const void *sendbuf, size_t send_nelem,
     release(&sb);
     return ret;
   }
-  MPI_CALL(MPI_Sendrecv(sendbuf, sb.count, sb.type, dest.id, send_tag, recvbuf,
-                        rb.count, rb.type, src.id, recv_tag, dart__rt.comm,
-                        MPI_STATUS_IGNORE));
+  /* the receive first: a send that fails to start can take it back */
+  MPI_Request reqs[2];
+  MPI_CALL(MPI_Irecv(recvbuf, rb.count, rb.type, src.id, recv_tag,
+                     dart__rt.comm, &reqs[0]));
+  if (ret == DART_OK) {
+    MPI_CALL(MPI_Isend(sendbuf, sb.count, sb.type, dest.id, send_tag,
+                       dart__rt.comm, &reqs[1]));
+    if (ret != DART_OK) {
+      /* a receive must not outlive the call that posted it */
+      MPI_Cancel(&reqs[0]);
+      dart__onesided__progress_wait(func, 1, reqs);
+    }
+  }
+  ret = await(func, ret, 2, reqs);
   release(&rb);
   release(&sb);
   return ret;

@@ -95,19 +95,33 @@ static bool mpi_cas_usable(void)
 
 static void print_info(void)
 {
+  const bool ucx = dart__rt.transport == DART__TRANSPORT_UCX;
+  const char *remote = ucx ? "ucx" : "mpi";
   printf("libdart %s: %d units on %d node(s)%s\n", DART_VERSION_STR,
          dart__rt.size, dart__rt.num_nodes,
          dart__base__config.units_per_node ? " (emulated)" : "");
   dart__base__env_print(stdout);
-  printf("paths: own memory self (memcpy); node peers %s; other nodes mpi "
-         "(MPI RMA on dynamic windows",
-         dart__base__config.shm ? "shm (memcpy through shared windows)"
-                                : "mpi (DART_SHM=0)");
+  printf("transport: %s%s\n", remote,
+         dart__base__config.transport == DART__TRANSPORT_UCX && !ucx
+             ? " (UCX did not start)" : "");
+  printf("paths: own memory self (memcpy)\n");
+  if (dart__base__config.shm)
+    printf("  node peers' allocations: shm (memcpy through shared windows)\n"
+           "  node peers' registered memory and grown pools: %s\n",
+           dart__cma__usable() ? "cma (process_vm_readv/writev)" : remote);
+  else
+    printf("  node peers: %s (DART_SHM=0)\n", remote);
+  printf("  other nodes: %s", ucx ? "ucx (ucp_put_nbx/get_nbx/atomic_op_nbx)"
+                                  : "mpi (MPI RMA on dynamic windows");
 #ifdef OPEN_MPI
   const char *osc = getenv("OMPI_MCA_osc");
-  printf(", Open MPI osc=%s", osc ? osc : "default");
+  if (!ucx) printf(", Open MPI osc=%s", osc ? osc : "default");
 #endif
-  printf(")\nthread support: %s; progress thread: %s\n",
+  printf("%s\n", ucx ? "" : ")");
+  printf("  atomics: CPU atomics when a team is on one node, else %s\n",
+         remote);
+  dart__ucx__print_info(stdout);
+  printf("thread support: %s; progress thread: %s\n",
          dart__rt.thread_level == DART_THREAD_MULTIPLE ? "multiple" : "single",
          dart__base__config.progress_thread ? "yes" : "no");
   fflush(stdout);
@@ -155,16 +169,24 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   if ((ret = dart__globmem__dtype_init()) != DART_OK) goto fail_comm;
   if ((ret = dart__globmem__op_init()) != DART_OK) goto fail_dtype;
   if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
+  dart__rt.transport = DART__TRANSPORT_MPI; /* until UCX starts */
+  dart__rt.remote_path = DART__PATH_MPI;
+  if ((ret = dart__ucx__init()) != DART_OK) goto fail_teams;
+  if ((ret = dart__cma__init()) != DART_OK) goto fail_ucx;
   dart__rt.initialized = true;
-  if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_teams;
+  if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_cma;
   if ((ret = dart__onesided__progress_start()) != DART_OK) goto fail_pool;
   if (dart__base__config.info && dart__rt.myid == 0) print_info();
   return DART_OK;
 
 fail_pool:
   dart__globmem__pool_fini();
-fail_teams:
+fail_cma:
   dart__rt.initialized = false;
+  dart__cma__fini();
+fail_ucx:
+  dart__ucx__fini();
+fail_teams:
   dart__team__fini_all();
 fail_op:
   dart__globmem__op_fini();
@@ -206,6 +228,8 @@ dart_ret_t dart_exit(void)
   dart__onesided__progress_stop();
   dart__onesided__fini();
   dart__team__fini_all();
+  dart__cma__fini();
+  dart__ucx__fini();
   dart__globmem__op_fini();
   dart__globmem__dtype_fini();
   MPI_Comm_free(&dart__rt.comm);

@@ -18,6 +18,8 @@ typedef struct {
   int my_node;
   int *node_of;      /* global unit -> node index (emulated nodes included) */
   bool mpi_cas_ok;   /* MPI_Compare_and_swap works on dynamic windows */
+  int transport;     /* effective remote transport (dart__transport_t) */
+  int remote_path;   /* its path: DART__PATH_UCX or DART__PATH_MPI */
 } dart__runtime_t;
 
 extern dart__runtime_t dart__rt;

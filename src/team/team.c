@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/env.h"
+#include "onesided/onesided.h"
 #include "team/group.h"
 #include "team/runtime.h"
 
@@ -159,9 +160,10 @@ dart_ret_t dart__team__flush_window(dart__team_t *team)
 
 dart_ret_t dart__team__flush_dirty(void)
 {
+  dart_ret_t ret = dart__ucx__flush_all();
+  if (ret != DART_OK) return ret;
   for (dart__team_t *team = teams_with_win; team; team = team->next_with_win) {
-    dart_ret_t ret = dart__team__flush_window(team);
-    if (ret != DART_OK) return ret;
+    if ((ret = dart__team__flush_window(team)) != DART_OK) return ret;
   }
   return DART_OK;
 }
@@ -241,9 +243,13 @@ dart_ret_t dart_team_create(dart_team_t teamid, const dart_group_t group,
       return DART_ERR_INVAL;
     }
   }
+  /* the entry of the collective: peers may target this unit until then */
   int id;
-  DART__MPI_CHECK(MPI_Allreduce(&next_team_id, &id, 1, MPI_INT, MPI_MAX,
-                                parent->comm));
+  MPI_Request req;
+  DART__MPI_CHECK(MPI_Iallreduce(&next_team_id, &id, 1, MPI_INT, MPI_MAX,
+                                 parent->comm, &req));
+  if (dart__onesided__progress_wait(__func__, 1, &req) != DART_OK)
+    return DART_ERR_OTHER;
   if (id >= DART__MAX_TEAMS) {
     DART_LOG_ERROR("all %d team ids have been used", DART__MAX_TEAMS);
     return DART_ERR_OTHER;

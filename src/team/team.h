@@ -42,7 +42,8 @@ dart_ret_t dart__team__ensure_window(dart__team_t *team);
  * flush (none: returns at once), and syncs the window with direct access. */
 dart_ret_t dart__team__flush_window(dart__team_t *team);
 
-/* dart__team__flush_window on every team with a window. */
+/* Completes everything this unit started on the remote transports:
+ * dart__team__flush_window on every team with a window, and UCX. */
 dart_ret_t dart__team__flush_dirty(void);
 
 /* Synchronises the public and private copies of every dynamic window

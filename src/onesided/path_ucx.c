@@ -1,0 +1,700 @@
+/*
+ * The UCX path (DART_TRANSPORT=ucx): RMA and atomics with ucp_put_nbx,
+ * ucp_get_nbx and ucp_atomic_op_nbx on memory registered with ucp_mem_map.
+ *
+ * One context and worker per unit, in the thread mode dart_init_thread
+ * gave. Worker addresses are allgathered at dart_init; endpoints are made
+ * on first use. Each segment's packed rkeys are allgathered when it is
+ * allocated and unpacked on first use per unit, then cached in the segment.
+ *
+ * Progress: UCX's shared-memory transports reach only memory UCX allocated
+ * itself; for other memory (MPI's shared windows, user registrations) it
+ * emulates RMA and atomics with messages that the target serves in
+ * ucp_worker_progress. So every wait here progresses the worker, and waits
+ * on MPI go through dart__onesided__progress_wait.
+ *
+ * Atomics: UCX has 32- and 64-bit add, swap, compare-and-swap and the
+ * bitwise operations. The fetching bitwise ones are wrong on UCX 1.13's
+ * shared-memory transports (they leave op(old, old)), so those, narrower
+ * elements, floating point and the other operations are compare-and-swap
+ * loops on the same path, which keeps every atomic on one location atomic
+ * with the others.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+#include "base/env.h"
+#include "onesided/onesided.h"
+#include "team/runtime.h"
+
+static struct {
+  ucp_context_h context;
+  ucp_worker_h worker;
+  _Atomic(ucp_ep_h) *eps; /* per global unit, made on first use */
+  char *addrs;            /* every unit's worker address */
+  size_t *addr_off;       /* unit u's at addrs + addr_off[u] */
+  size_t *addr_len;
+  mtx_t ep_lock;          /* making an endpoint (slow path) */
+  atomic_bool dirty;      /* operations started since the last flush */
+  atomic_ulong outstanding;        /* started, not yet complete */
+  _Atomic ucs_status_t failure;    /* of one of those, for the flush */
+} ucx;
+
+static dart_ret_t ucx_error(const char *func, const char *what,
+                            ucs_status_t status, int unit)
+{
+  DART_LOG_ERROR_IN(func, "%s for unit %d failed: %s", what, unit,
+                    ucs_status_string(status));
+  return DART_ERR_OTHER;
+}
+
+/* Completes a request by progressing the worker, and frees it. */
+static dart_ret_t wait_request(const char *func, const char *what,
+                               ucs_status_ptr_t req, int unit)
+{
+  if (req == NULL) return DART_OK;
+  if (UCS_PTR_IS_ERR(req)) return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
+  ucs_status_t status;
+  unsigned spins = 0;
+  while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+    if (ucp_worker_progress(ucx.worker) > 0) continue;
+    /* the peer may wait for us in MPI (a flush of the MPI path) */
+    if (spins % 16 == 15) {
+      int flag;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dart__rt.comm, &flag,
+                 MPI_STATUS_IGNORE);
+    }
+    dart__onesided__backoff(&spins);
+  }
+  ucp_request_free(req);
+  if (status != UCS_OK) return ucx_error(func, what, status, unit);
+  return DART_OK;
+}
+
+/* A unit that polls its own memory through DART (operations that complete
+ * in place) must still serve the operations its peers aim at it. */
+static inline void serve_others(void) { ucp_worker_progress(ucx.worker); }
+
+/* A started operation completes on its own: op_done counts it off. A
+ * flush waits for every counted operation first (a large put over UCX's
+ * rendezvous is remote-complete only when its request is), then for UCX's
+ * flush of what completed in place. */
+static void op_done(void *request, ucs_status_t status, void *user_data)
+{
+  (void)user_data;
+  if (status != UCS_OK)
+    atomic_store_explicit(&ucx.failure, status, memory_order_relaxed);
+  ucp_request_free(request);
+  atomic_fetch_sub_explicit(&ucx.outstanding, 1, memory_order_release);
+}
+
+static const ucp_request_param_t counted = {
+    .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = op_done};
+
+static dart_ret_t count_request(const char *func, const char *what,
+                                ucs_status_ptr_t req, int unit)
+{
+  if (UCS_PTR_IS_ERR(req)) return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
+  if (req != NULL)
+    atomic_fetch_add_explicit(&ucx.outstanding, 1, memory_order_relaxed);
+  atomic_store_explicit(&ucx.dirty, true, memory_order_relaxed);
+  return DART_OK;
+}
+
+/* Waits for every counted operation; reports one that failed. */
+static dart_ret_t wait_counted(const char *func)
+{
+  unsigned spins = 0;
+  while (atomic_load_explicit(&ucx.outstanding, memory_order_acquire) != 0)
+    if (ucp_worker_progress(ucx.worker) == 0) dart__onesided__backoff(&spins);
+  ucs_status_t failure =
+      atomic_exchange_explicit(&ucx.failure, UCS_OK, memory_order_relaxed);
+  if (failure != UCS_OK) {
+    DART_LOG_ERROR_IN(func, "a UCX operation started earlier failed: %s",
+                      ucs_status_string(failure));
+    return DART_ERR_OTHER;
+  }
+  return DART_OK;
+}
+
+static ucp_ep_h ep_create(const char *func, int unit)
+{
+  mtx_lock(&ucx.ep_lock);
+  ucp_ep_h ep = atomic_load_explicit(&ucx.eps[unit], memory_order_relaxed);
+  if (ep == NULL) {
+    ucp_ep_params_t params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+        .address = (const ucp_address_t *)(ucx.addrs + ucx.addr_off[unit])};
+    ucs_status_t status = ucp_ep_create(ucx.worker, &params, &ep);
+    if (status != UCS_OK) {
+      ucx_error(func, "ucp_ep_create", status, unit);
+      ep = NULL;
+    } else {
+      atomic_store_explicit(&ucx.eps[unit], ep, memory_order_release);
+    }
+  }
+  mtx_unlock(&ucx.ep_lock);
+  return ep;
+}
+
+/* The endpoint to global unit, made on first use; NULL after an error. */
+static inline ucp_ep_h ep_of(const char *func, int unit)
+{
+  ucp_ep_h ep = atomic_load_explicit(&ucx.eps[unit], memory_order_acquire);
+  if (__builtin_expect(ep != NULL, 1)) return ep;
+  return ep_create(func, unit);
+}
+
+/* Where an operation goes: endpoint, rkey and remote address. */
+typedef struct {
+  ucp_ep_h ep;
+  ucp_rkey_h rkey;
+  uint64_t addr;
+  int unit; /* global */
+} remote_t;
+
+static dart_ret_t rkey_unpack(const char *func, dart__segment_t *seg, int u,
+                              ucp_ep_h ep, int unit, ucp_rkey_h *out)
+{
+  ucp_rkey_h rkey;
+  ucs_status_t status =
+      ucp_ep_rkey_unpack(ep, seg->ucx.packed + seg->ucx.packed_off[u], &rkey);
+  if (status != UCS_OK) return ucx_error(func, "ucp_ep_rkey_unpack", status, unit);
+  void *none = NULL;
+  if (!atomic_compare_exchange_strong(&seg->ucx.rkeys[u], &none, rkey)) {
+    ucp_rkey_destroy(rkey); /* another thread was first */
+    rkey = none;
+  }
+  *out = rkey;
+  return DART_OK;
+}
+
+static inline dart_ret_t remote_of(const char *func, const dart__target_t *t,
+                                   remote_t *r)
+{
+  dart__segment_t *seg = t->seg;
+  r->unit = t->team->members[t->unit];
+  r->ep = ep_of(func, r->unit);
+  if (__builtin_expect(r->ep == NULL, 0)) return DART_ERR_OTHER;
+  r->rkey = atomic_load_explicit(&seg->ucx.rkeys[t->unit], memory_order_acquire);
+  if (__builtin_expect(r->rkey == NULL, 0)) {
+    dart_ret_t ret = rkey_unpack(func, seg, t->unit, r->ep, r->unit, &r->rkey);
+    if (ret != DART_OK) return ret;
+  }
+  r->addr = t->route->addr + t->offset;
+  return DART_OK;
+}
+
+/* ---- put and get ---- */
+
+typedef struct {
+  const remote_t *r;
+  char *local;
+  size_t es;
+  bool is_put;
+} runs_t;
+
+static int start_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
+{
+  const runs_t *c = ctx;
+  size_t local_at = c->is_put ? src_at : dst_at;
+  size_t remote_at = c->is_put ? dst_at : src_at;
+  char *local = c->local + local_at * c->es;
+  uint64_t addr = c->r->addr + remote_at * c->es;
+  ucs_status_ptr_t req =
+      c->is_put
+          ? ucp_put_nbx(c->r->ep, local, n * c->es, addr, c->r->rkey, &counted)
+          : ucp_get_nbx(c->r->ep, local, n * c->es, addr, c->r->rkey, &counted);
+  return count_request(c->is_put ? "dart_put" : "dart_get",
+                       c->is_put ? "ucp_put_nbx" : "ucp_get_nbx", req,
+                       c->r->unit) != DART_OK;
+}
+
+static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
+{
+  ucp_request_param_t param = {.op_attr_mask = 0};
+  dart_ret_t ret = wait_counted(func);
+  if (ret != DART_OK) return ret;
+  return wait_request(func, "ucp_ep_flush_nbx", ucp_ep_flush_nbx(ep, &param),
+                      unit);
+}
+
+static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
+                           dart__mode_t mode, dart_handle_t *handle)
+{
+  const char *func = is_put ? "dart_put" : "dart_get";
+  const dart__target_t *t = x->target;
+  remote_t r;
+  dart_ret_t ret = remote_of(func, t, &r);
+  if (ret != DART_OK) return ret;
+  dart_handle_t h = NULL;
+  if (mode == DART__MODE_HANDLE) {
+    h = dart__onesided__handle_new(t->team, t->unit, DART__PATH_UCX, is_put);
+    if (h == NULL) return DART_ERR_NOMEM;
+  }
+  const size_t es = x->local_t->elem_size;
+  if (x->local_t->contiguous && x->remote_t->contiguous) {
+    /* a blocking get is complete with its request; a put needs a flush */
+    const bool own = mode == DART__MODE_BLOCKING && !is_put;
+    const ucp_request_param_t plain = {.op_attr_mask = 0};
+    const ucp_request_param_t *param = own ? &plain : &counted;
+    size_t bytes = x->nelem * es;
+    ucs_status_ptr_t req =
+        is_put ? ucp_put_nbx(r.ep, x->local, bytes, r.addr, r.rkey, param)
+               : ucp_get_nbx(r.ep, x->local, bytes, r.addr, r.rkey, param);
+    if (own) {
+      ret = wait_request(func, "ucp_get_nbx", req, r.unit);
+      goto out;
+    }
+    ret = count_request(func, is_put ? "ucp_put_nbx" : "ucp_get_nbx", req,
+                        r.unit);
+  } else {
+    runs_t c = {&r, x->local, es, is_put};
+    ret = is_put ? (dart__globmem__dtype_runs(x->remote_t, x->local_t,
+                                              x->nelem, start_run, &c)
+                        ? DART_ERR_OTHER : DART_OK)
+                 : (dart__globmem__dtype_runs(x->local_t, x->remote_t,
+                                              x->nelem, start_run, &c)
+                        ? DART_ERR_OTHER : DART_OK);
+  }
+  if (ret == DART_OK && mode == DART__MODE_BLOCKING)
+    ret = flush_ep(func, r.ep, r.unit);
+out:
+  if (mode == DART__MODE_BLOCKING) serve_others();
+  if (h != NULL) {
+    if (ret == DART_OK) *handle = h;
+    else dart__onesided__handle_release(h);
+  }
+  return ret;
+}
+
+static dart_ret_t ucx_put(const dart__xfer_t *x, dart__mode_t mode,
+                          dart_handle_t *handle)
+{
+  return ucx_xfer(x, true, mode, handle);
+}
+
+static dart_ret_t ucx_get(const dart__xfer_t *x, dart__mode_t mode,
+                          dart_handle_t *handle)
+{
+  return ucx_xfer(x, false, mode, handle);
+}
+
+static dart_ret_t ucx_flush(dart__team_t *team, int unit)
+{
+  int global = team->members[unit];
+  ucp_ep_h ep = atomic_load_explicit(&ucx.eps[global], memory_order_acquire);
+  if (ep == NULL) return DART_OK; /* nothing was ever sent there */
+  return flush_ep("dart_flush", ep, global);
+}
+
+dart_ret_t dart__ucx__flush_all(void)
+{
+  if (dart__rt.transport != DART__TRANSPORT_UCX ||
+      !atomic_exchange_explicit(&ucx.dirty, false, memory_order_relaxed))
+    return DART_OK;
+  ucp_request_param_t param = {.op_attr_mask = 0};
+  dart_ret_t ret = wait_counted("dart_flush_all");
+  if (ret != DART_OK) return ret;
+  return wait_request("dart_flush_all", "ucp_worker_flush_nbx",
+                      ucp_worker_flush_nbx(ucx.worker, &param), dart__rt.myid);
+}
+
+/* ---- atomics ---- */
+
+/* One UCX atomic of size 4 or 8 on addr; reply (when not NULL) gets the old
+ * value, and for CSWAP holds the new value on entry. Fetching operations
+ * are waited for; the others complete with the flush that ends the call. */
+static dart_ret_t amo(const char *func, const remote_t *r, ucp_atomic_op_t op,
+                      const void *operand, void *reply, size_t size,
+                      uint64_t addr)
+{
+  ucp_request_param_t param = {
+      .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+      .datatype = ucp_dt_make_contig(size)};
+  if (reply != NULL) {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.reply_buffer = reply;
+  } else {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK;
+    param.cb.send = op_done;
+  }
+  ucs_status_ptr_t req = ucp_atomic_op_nbx(r->ep, op, operand, 1, addr,
+                                           r->rkey, &param);
+  return reply ? wait_request(func, "ucp_atomic_op_nbx", req, r->unit)
+               : count_request(func, "ucp_atomic_op_nbx", req, r->unit);
+}
+
+/* The element's next value: the operation, or compare-and-swap. */
+static void next_value(const dart__atomic_t *a, const void *old,
+                       const void *operand, void *out)
+{
+  if (a->kind == DART__ATOMIC_CAS)
+    memcpy(out, memcmp(old, a->compare, a->size) == 0 ? operand : old,
+           a->size);
+  else
+    dart__onesided__atomic_apply(a, old, operand, out);
+}
+
+/*
+ * Any operation on one element at addr as a compare-and-swap loop on the
+ * aligned word of 4 or 8 bytes that holds it (for 1- and 2-byte elements:
+ * their 4-byte word, whose other bytes are written back as they were).
+ */
+static dart_ret_t cas_loop(const char *func, const remote_t *r,
+                           const dart__atomic_t *a, uint64_t addr,
+                           const void *operand, void *old_out)
+{
+  const size_t wsize = a->size < 4 ? 4 : a->size;
+  const uint64_t waddr = addr & ~(uint64_t)(wsize - 1);
+  const size_t at = (size_t)(addr - waddr);
+  unsigned char seen[8], next[8], elem[8], zero[8] = {0};
+  dart_ret_t ret = amo(func, r, UCP_ATOMIC_OP_ADD, zero, seen, wsize, waddr);
+  while (ret == DART_OK) {
+    next_value(a, seen + at, operand, elem);
+    if (memcmp(elem, seen + at, a->size) == 0) break; /* the read was it */
+    memcpy(next, seen, wsize);
+    memcpy(next + at, elem, a->size);
+    unsigned char expected[8];
+    memcpy(expected, seen, wsize);
+    /* CSWAP: compare with expected; next goes in, the old value comes out */
+    ret = amo(func, r, UCP_ATOMIC_OP_CSWAP, expected, next, wsize, waddr);
+    if (ret != DART_OK) break;
+    if (memcmp(next, expected, wsize) == 0) break; /* swapped */
+    memcpy(seen, next, wsize);
+  }
+  if (ret == DART_OK && old_out != NULL) memcpy(old_out, seen + at, a->size);
+  return ret;
+}
+
+/* One element; old_out may be NULL (accumulate). */
+static dart_ret_t element(const char *func, const remote_t *r,
+                          const dart__atomic_t *a, uint64_t addr,
+                          const void *operand, void *old_out)
+{
+  if (a->size < 4) return cas_loop(func, r, a, addr, operand, old_out);
+  bool integral = dart__globmem__basic_types[a->type].integral;
+  uint64_t scratch, zero = 0;
+  if (a->kind == DART__ATOMIC_CAS) {
+    memcpy(&scratch, operand, a->size);
+    dart_ret_t ret = amo(func, r, UCP_ATOMIC_OP_CSWAP, a->compare, &scratch,
+                         a->size, addr);
+    if (ret == DART_OK && old_out) memcpy(old_out, &scratch, a->size);
+    return ret;
+  }
+  switch (a->op) {
+  case DART_OP_SUM:
+    if (!integral) break;
+    return amo(func, r, UCP_ATOMIC_OP_ADD, operand, old_out, a->size, addr);
+  case DART_OP_REPLACE:
+    return amo(func, r, UCP_ATOMIC_OP_SWAP, operand,
+               old_out ? old_out : &scratch, a->size, addr);
+  case DART_OP_NO_OP:
+    return amo(func, r, UCP_ATOMIC_OP_ADD, &zero, old_out ? old_out : &scratch,
+               a->size, addr);
+  case DART_OP_BAND:
+  case DART_OP_BOR:
+  case DART_OP_BXOR:
+    if (old_out != NULL) break; /* fetching: wrong in UCX 1.13 (see top) */
+    return amo(func, r,
+               a->op == DART_OP_BAND ? UCP_ATOMIC_OP_AND
+               : a->op == DART_OP_BOR ? UCP_ATOMIC_OP_OR
+                                      : UCP_ATOMIC_OP_XOR,
+               operand, NULL, a->size, addr);
+  default:
+    break;
+  }
+  return cas_loop(func, r, a, addr, operand, old_out);
+}
+
+static dart_ret_t ucx_atomic(const dart__atomic_t *a)
+{
+  remote_t r;
+  dart_ret_t ret = remote_of(a->func, a->target, &r);
+  if (ret != DART_OK) return ret;
+  if (a->kind != DART__ATOMIC_ACCUMULATE) {
+    ret = element(a->func, &r, a, r.addr, a->values, a->result);
+  } else {
+    const char *operands = a->values;
+    for (size_t i = 0; i < a->nelem && ret == DART_OK; i++)
+      ret = element(a->func, &r, a, r.addr + i * a->size,
+                    operands ? operands + i * a->size : NULL, NULL);
+  }
+  /* complete on return, before the caller's next operation */
+  if (ret == DART_OK && a->kind == DART__ATOMIC_ACCUMULATE)
+    ret = flush_ep(a->func, r.ep, r.unit);
+  serve_others();
+  return ret;
+}
+
+const dart__path_ops_t dart__path_ucx = {ucx_put, ucx_get, ucx_flush,
+                                         ucx_flush, ucx_atomic};
+
+/* ---- set-up ---- */
+
+unsigned dart__ucx__progress(void)
+{
+  if (dart__rt.transport != DART__TRANSPORT_UCX) return 0;
+  return ucp_worker_progress(ucx.worker);
+}
+
+/* Allgathers a byte string of each unit's: *all gets them one after the
+ * other, off[u] and len[u] where unit u's lies (all malloc'd). */
+static dart_ret_t allgather_bytes(const char *func, MPI_Comm comm, int size,
+                                  const void *mine, size_t mylen, char **all,
+                                  size_t **off, size_t **len)
+{
+  uint64_t my64 = mylen, *lens64 = malloc((size_t)size * sizeof *lens64);
+  int *counts = malloc(2 * (size_t)size * sizeof *counts);
+  size_t *o = malloc(((size_t)size + 1) * sizeof *o);
+  size_t *l = len ? malloc((size_t)size * sizeof *l) : NULL;
+  char *buf = NULL;
+  dart_ret_t ret = DART_ERR_NOMEM;
+  if (!lens64 || !counts || !o || (len && !l)) goto fail;
+  MPI_Request req;
+  ret = DART_ERR_OTHER;
+  if (MPI_Iallgather(&my64, 1, MPI_UINT64_T, lens64, 1, MPI_UINT64_T, comm,
+                     &req) != MPI_SUCCESS ||
+      dart__onesided__progress_wait(func, 1, &req) != DART_OK)
+    goto fail;
+  o[0] = 0;
+  for (int u = 0; u < size; u++) {
+    if (lens64[u] > INT32_MAX || o[u] > (size_t)INT32_MAX - lens64[u]) {
+      DART_LOG_ERROR_IN(func, "UCX keys of %llu bytes are too large",
+                        (unsigned long long)lens64[u]);
+      goto fail;
+    }
+    counts[u] = (int)lens64[u];
+    counts[size + u] = (int)o[u];
+    o[u + 1] = o[u] + lens64[u];
+    if (l) l[u] = lens64[u];
+  }
+  ret = DART_ERR_NOMEM;
+  if ((buf = malloc(o[size] ? o[size] : 1)) == NULL) goto fail;
+  ret = DART_ERR_OTHER;
+  if (MPI_Iallgatherv(mine, (int)mylen, MPI_BYTE, buf, counts, counts + size,
+                      MPI_BYTE, comm, &req) != MPI_SUCCESS ||
+      dart__onesided__progress_wait(func, 1, &req) != DART_OK)
+    goto fail;
+  free(counts);
+  free(lens64);
+  *all = buf;
+  *off = o;
+  if (len) *len = l;
+  return DART_OK;
+
+fail:
+  if (ret == DART_ERR_OTHER) DART_LOG_ERROR_IN(func, "exchanging UCX keys failed");
+  free(buf);
+  free(l);
+  free(o);
+  free(counts);
+  free(lens64);
+  return ret;
+}
+
+dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
+{
+  dart__team_t *team = seg->team;
+  ucp_mem_h memh = NULL;
+  void *packed = NULL;
+  size_t packed_len = 0;
+  ucs_status_t status = UCS_OK;
+  if (seg->mysize > 0) {
+    /* whole pages: the 4-byte words of 1- and 2-byte atomics stay inside */
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)seg->mybase & ~(page - 1);
+    uintptr_t end = ((uintptr_t)seg->mybase + seg->mysize + page - 1) & ~(page - 1);
+    ucp_mem_map_params_t params = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                      UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .address = (void *)start,
+        .length = end - start};
+    status = ucp_mem_map(ucx.context, &params, &memh);
+    if (status == UCS_OK &&
+        (status = ucp_rkey_pack(ucx.context, memh, &packed, &packed_len)) !=
+            UCS_OK) {
+      ucp_mem_unmap(ucx.context, memh);
+      memh = NULL;
+    }
+    if (status != UCS_OK)
+      DART_LOG_ERROR_IN(func, "registering %zu bytes with UCX failed: %s",
+                        seg->mysize, ucs_status_string(status));
+  }
+  /* everybody's keys, or nobody keeps one */
+  int ok = status == UCS_OK, all_ok = 0;
+  MPI_Request req;
+  dart_ret_t ret = DART_ERR_OTHER;
+  if (MPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, team->comm, &req) !=
+          MPI_SUCCESS ||
+      dart__onesided__progress_wait(func, 1, &req) != DART_OK || !all_ok)
+    goto fail;
+  ret = allgather_bytes(func, team->comm, team->size, packed, packed_len,
+                        &seg->ucx.packed, &seg->ucx.packed_off, NULL);
+  if (ret != DART_OK) goto fail;
+  ret = DART_ERR_NOMEM;
+  seg->ucx.rkeys = calloc((size_t)team->size, sizeof *seg->ucx.rkeys);
+  if (seg->ucx.rkeys == NULL) goto fail_keys;
+  if (packed) ucp_rkey_buffer_release(packed);
+  seg->ucx.memh = memh;
+  return DART_OK;
+
+fail_keys:
+  free(seg->ucx.packed);
+  free(seg->ucx.packed_off);
+  seg->ucx.packed = NULL;
+  seg->ucx.packed_off = NULL;
+fail:
+  if (packed) ucp_rkey_buffer_release(packed);
+  if (memh) ucp_mem_unmap(ucx.context, memh);
+  return ret;
+}
+
+void dart__ucx__seg_deregister(dart__segment_t *seg)
+{
+  if (seg->ucx.rkeys) {
+    for (int u = 0; u < seg->team->size; u++)
+      if (seg->ucx.rkeys[u]) ucp_rkey_destroy(seg->ucx.rkeys[u]);
+  }
+  if (seg->ucx.memh) ucp_mem_unmap(ucx.context, seg->ucx.memh);
+  free(seg->ucx.rkeys);
+  free(seg->ucx.packed);
+  free(seg->ucx.packed_off);
+  memset(&seg->ucx, 0, sizeof seg->ucx);
+}
+
+static void release_all(void)
+{
+  free(ucx.eps);
+  free(ucx.addrs);
+  free(ucx.addr_off);
+  free(ucx.addr_len);
+  if (ucx.worker) ucp_worker_destroy(ucx.worker);
+  if (ucx.context) ucp_cleanup(ucx.context);
+  mtx_destroy(&ucx.ep_lock);
+  memset(&ucx, 0, sizeof ucx);
+}
+
+dart_ret_t dart__ucx__init(void)
+{
+  if (dart__base__config.transport != DART__TRANSPORT_UCX) return DART_OK;
+  const char *func = "dart_init";
+  ucp_address_t *address = NULL;
+  size_t address_len = 0;
+  ucp_config_t *config = NULL;
+  memset(&ucx, 0, sizeof ucx);
+  mtx_init(&ucx.ep_lock, mtx_plain);
+  ucs_status_t status = ucp_config_read(NULL, NULL, &config);
+  if (status == UCS_OK) {
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES |
+                      UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
+        .mt_workers_shared = 0};
+    status = ucp_init(&params, config, &ucx.context);
+    ucp_config_release(config);
+  }
+  if (status == UCS_OK) {
+    ucp_worker_params_t params = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = dart__rt.thread_level == DART_THREAD_MULTIPLE
+                           ? UCS_THREAD_MODE_MULTI
+                           : UCS_THREAD_MODE_SINGLE};
+    status = ucp_worker_create(ucx.context, &params, &ucx.worker);
+  }
+  if (status == UCS_OK)
+    status = ucp_worker_get_address(ucx.worker, &address, &address_len);
+  if (status != UCS_OK)
+    DART_LOG_WARN("UCX cannot start (%s)", ucs_status_string(status));
+  /* all units take the same transport */
+  int ok = status == UCS_OK, all_ok = 0;
+  DART__MPI_CHECK(
+      MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, dart__rt.comm));
+  if (!all_ok) {
+    if (dart__rt.myid == 0)
+      DART_LOG_WARN("UCX did not start on every unit: DART_TRANSPORT=mpi "
+                    "takes over");
+    goto fallback;
+  }
+  dart_ret_t ret =
+      allgather_bytes(func, dart__rt.comm, dart__rt.size, address, address_len,
+                      &ucx.addrs, &ucx.addr_off, &ucx.addr_len);
+  ucp_worker_release_address(ucx.worker, address);
+  address = NULL;
+  if (ret != DART_OK) goto fail;
+  ucx.eps = calloc((size_t)dart__rt.size, sizeof *ucx.eps);
+  if (ucx.eps == NULL) {
+    ret = DART_ERR_NOMEM;
+    goto fail;
+  }
+  dart__rt.transport = DART__TRANSPORT_UCX;
+  dart__rt.remote_path = DART__PATH_UCX;
+  return DART_OK;
+
+fail:
+  release_all();
+  return ret;
+fallback:
+  if (address) ucp_worker_release_address(ucx.worker, address);
+  release_all();
+  return DART_OK;
+}
+
+void dart__ucx__fini(void)
+{
+  if (dart__rt.transport != DART__TRANSPORT_UCX) return;
+  /* ours are complete, and nobody still needs us to serve theirs */
+  atomic_store(&ucx.dirty, true);
+  dart__ucx__flush_all();
+  dart__onesided__progress_barrier("dart_exit", dart__rt.comm);
+  /* closing flushes and waits for the peer: all at once, and we go on
+   * serving our peers' closes until everybody is done */
+  ucp_request_param_t param = {.op_attr_mask = 0};
+  ucs_status_ptr_t *closing = calloc((size_t)dart__rt.size, sizeof *closing);
+  for (int u = 0; u < dart__rt.size; u++) {
+    ucp_ep_h ep = atomic_load(&ucx.eps[u]);
+    if (ep == NULL) continue;
+    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &param);
+    if (closing) closing[u] = req;
+    else wait_request("dart_exit", "ucp_ep_close_nbx", req, u);
+  }
+  for (int u = 0; closing && u < dart__rt.size; u++)
+    wait_request("dart_exit", "ucp_ep_close_nbx", closing[u], u);
+  free(closing);
+  dart__onesided__progress_barrier("dart_exit", dart__rt.comm);
+  release_all();
+  dart__rt.transport = DART__TRANSPORT_MPI;
+  dart__rt.remote_path = DART__PATH_MPI;
+}
+
+void dart__ucx__print_info(FILE *out)
+{
+  if (dart__rt.transport != DART__TRANSPORT_UCX) return;
+  /* the lanes of an endpoint to the first unit on another node (or to
+   * ourselves on one node), from UCX's own description */
+  int peer = dart__rt.myid;
+  for (int u = 0; u < dart__rt.size; u++) {
+    if (dart__rt.node_of[u] != dart__rt.my_node) {
+      peer = u;
+      break;
+    }
+  }
+  ucp_ep_h ep = ep_of("dart_init", peer);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&text, &len);
+  if (ep == NULL || mem == NULL) return;
+  ucp_ep_print_info(ep, mem);
+  fclose(mem);
+  fprintf(out, "ucx transports to unit %d:", peer);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    char *lane = strstr(line, "lane[");
+    if (lane) fprintf(out, "\n  %s", lane);
+  }
+  fprintf(out, "\n");
+  free(text);
+}
