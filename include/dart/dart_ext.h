@@ -56,9 +56,11 @@ dart_ret_t dart_path_count(dart_path_t path, uint64_t *count) DART_NOTHROW;
 /**
  * The paths of this job: \c remote reaches units on other nodes
  * (DART_PATH_UCX or DART_PATH_MPI: DART_TRANSPORT, where that transport
- * started); \c peer_private reaches node peers' private memory (registered
- * memory, dart_memalloc chunks beyond the initial pool): DART_PATH_CMA, or
- * the remote path where CMA is not permitted or DART_CMA=0 or DART_SHM=0.
+ * started); \c peer_private reaches node peers' registered memory:
+ * DART_PATH_CMA, or the remote path where CMA is not permitted or DART_CMA=0
+ * or DART_SHM=0. dart_memalloc blocks beyond the initial pool, which no
+ * transport registers, take DART_PATH_CMA from node peers where that is
+ * usable and DART_PATH_MPI otherwise.
  */
 dart_ret_t dart_transport_paths(dart_path_t *remote,
                                 dart_path_t *peer_private) DART_NOTHROW;
