@@ -28,16 +28,16 @@ static struct {
 dart_ret_t dart__onesided__progress_wait(const char *func, int n,
                                          MPI_Request reqs[])
 {
-  int ret;
-  if (dart__rt.transport != DART__TRANSPORT_UCX) {
-    ret = MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
-  } else {
+  const bool poll = dart__rt.transport == DART__TRANSPORT_UCX;
+  int ret = MPI_SUCCESS;
+  for (int i = 0; i < n && ret == MPI_SUCCESS; i++) {
     int done = 0;
     unsigned spins = 0;
-    while ((ret = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE)) ==
-               MPI_SUCCESS && !done) {
-      dart__onesided__wait_turn(&spins);
-    }
+    if (!poll) ret = MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+    else
+      while ((ret = MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE)) ==
+                 MPI_SUCCESS && !done)
+        dart__onesided__wait_turn(&spins);
   }
   if (ret != MPI_SUCCESS) {
     DART_LOG_ERROR_IN(func, "waiting for MPI failed (error %d)", ret);
