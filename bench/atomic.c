@@ -105,9 +105,11 @@ int main(int argc, char **argv)
         bench_row(&o, "atomic", ops[op], names[impl], units, 8,
                   bench_median(times, reps) * 1e6, "us");
     }
-    /* the owner checks the counter against what unit 0 did */
-    MPI_Bcast(&at, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    /* the owner checks the counter against what unit 0 did; the others
+     * wait in dart_barrier, which serves unit 0's atomics (UCX emulates
+     * them on memory it did not allocate, with the target's progress) */
     dart_barrier(DART_TEAM_ALL);
+    MPI_Bcast(&at, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     if (me == 1 && __atomic_load_n(words[impl], __ATOMIC_SEQ_CST) != at) {
       fprintf(stderr, "bench_atomic: %s counter is %llu, not %llu\n",
               names[impl], (unsigned long long)*words[impl],

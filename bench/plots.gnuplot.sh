@@ -43,9 +43,11 @@ latency() { # OP LAYOUT FILE
   local op="$1" layout="$2" dir="${1%%_*}" clauses=()
   clauses+=("$(line "$(series latency "$op" dart "$layout")" libdart)")
   clauses+=("$(line "$(series latency "${dir}_nb_flush" dart "$layout")" "libdart + flush")")
-  for impl in memcpy mpi_dyn mpi_alloc shmem; do
+  for impl in memcpy mpi_dyn mpi_alloc shmem ucx; do
     clauses+=("$(line "$(series latency "$op" $impl "$layout")" $impl)")
   done
+  # on the UCX transport: libdart on the MPI transport beside it
+  [[ "$layout" == *.ucx ]] && clauses+=("$(line "$(series latency "$op" dart "${layout%.ucx}")" "libdart, MPI transport")")
   plot "$term; set output '$3'; set logscale xy; set key top left
 set xlabel 'bytes'; set ylabel 'µs per operation'
 set title '$dir latency, 2 units ($layout)'" "${clauses[@]}"
@@ -54,6 +56,8 @@ set title '$dir latency, 2 units ($layout)'" "${clauses[@]}"
 latency put_blocking node latency_put_node.png
 latency get_blocking node latency_get_node.png
 latency put_blocking upn1 latency_put_upn1.png
+latency put_blocking upn1.ucx latency_put_upn1.ucx.png
+latency get_blocking upn1.ucx latency_get_upn1.ucx.png
 
 clauses=()
 for impl in dart memcpy mpi_dyn mpi_alloc shmem; do
@@ -64,6 +68,7 @@ set key top left; set xlabel 'bytes'; set ylabel 'MB/s'
 set title 'put bandwidth, windows of 16, 2 units (node)'" "${clauses[@]}"
 
 clauses=("$(line "$(series gups update dart upn1 x 20)" "dart (emulated nodes of 1)")")
+clauses+=("$(line "$(series gups update dart upn1.ucx x 20)" "dart (emulated nodes of 1, UCX)")")
 for impl in dart dart_fetch shm_atomic mpi_alloc shmem; do
   clauses+=("$(line "$(series gups update $impl node x 20)" "$impl (node)")")
 done

@@ -8,10 +8,21 @@
  *                only where unit 1 shares the node)
  *   mpi_dyn      MPI_Put/MPI_Get + MPI_Win_flush on a dynamic window
  *   mpi_alloc    the same on an MPI_Win_allocate window
+ *   ucx          raw UCX (built with UCX, only where unit 1 is on another
+ *                node): the program's own context and worker,
+ *                ucp_put_nbx/ucp_get_nbx + ucp_ep_flush_nbx on unit 1's
+ *                part of the DART segment (the same memory the dart rows
+ *                reach), registered with ucp_mem_map
  * Latency: the median over repetitions of the time per operation, each
  * operation complete before the next. Bandwidth: windows of 16 operations
  * completed together. Other units wait; with --smoke every transfer's data
  * is checked.
+ *
+ * Waiting units serve the operations aimed at them: UCX emulates RMA on
+ * memory it did not allocate itself with messages the target handles in
+ * ucp_worker_progress. So while unit 0 measures dart, the others wait in
+ * dart_barrier (which progresses DART's worker); while it measures ucx,
+ * in a barrier that progresses the raw worker (ucx_sync).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dart/dart.h>
@@ -19,6 +30,10 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
+
+#ifdef BENCH_HAVE_UCX
+#include <ucp/api/ucp.h>
+#endif
 
 #include "dart_bench.h"
 #include "pair.h"
@@ -37,6 +52,9 @@ typedef struct {
   void (*run)(dir_t dir, int mode, char *local, size_t bytes, long n,
               int window);
 } impl_t;
+
+/* the implementations, in the order they run */
+enum { DART, MEMCPY, MPI_DYN, MPI_ALLOC, UCX, IMPLS };
 
 static bench_pair_t pair; /* unit 1's memory: dart, shared, dynamic */
 static MPI_Win alloc_win;
@@ -131,11 +149,211 @@ static void run_mpi_alloc(dir_t dir, int mode, char *local, size_t bytes,
   run_mpi(alloc_win, 0, dir, local, bytes, n, window);
 }
 
+/* ---- raw UCX (the ucx rows) ---- */
+#ifdef BENCH_HAVE_UCX
+static struct {
+  int opened;            /* ucx_open ran (all units alike) */
+  int on;                /* units 0 and 1 have it: the ucx rows run */
+  ucp_context_h context; /* units 0 and 1 */
+  ucp_worker_h worker;
+  ucp_ep_h ep;       /* unit 0: to unit 1 */
+  ucp_rkey_h rkey;   /* unit 0: unit 1's memory */
+  uint64_t remote;   /* unit 0: its address at unit 1 */
+  ucp_mem_h memh;    /* unit 1: its registration */
+} ucx;
+
+/* Completes a request by progressing the worker; 0 or -1 (error). */
+static int ucx_wait(ucs_status_ptr_t req)
+{
+  if (req == NULL) return 0;
+  if (UCS_PTR_IS_ERR(req)) return -1;
+  ucs_status_t status;
+  while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS)
+    ucp_worker_progress(ucx.worker);
+  ucp_request_free(req);
+  return status == UCS_OK ? 0 : -1;
+}
+
+#define UCX_TRY(call)                                                    \
+  do {                                                                   \
+    if ((call) != 0) {                                                   \
+      fprintf(stderr, "bench_rma: %s failed\n", #call);                  \
+      failed = 1;                                                        \
+      return;                                                            \
+    }                                                                    \
+  } while (0)
+
+/* Like run_mpi: each window's operations started, then one ep flush; a
+ * get alone (window 1) is complete with its request. */
+static void run_ucx(dir_t dir, int mode, char *local, size_t bytes, long n,
+                    int window)
+{
+  (void)mode;
+  const ucp_request_param_t param = {.op_attr_mask = 0};
+  ucs_status_ptr_t reqs[WINDOW];
+  for (long i = 0; i < n; i += window) {
+    for (int w = 0; w < window; w++) {
+      reqs[w] = dir == PUT ? ucp_put_nbx(ucx.ep, local, bytes, ucx.remote,
+                                         ucx.rkey, &param)
+                           : ucp_get_nbx(ucx.ep, local, bytes, ucx.remote,
+                                         ucx.rkey, &param);
+      if (UCS_PTR_IS_ERR(reqs[w])) {
+        fprintf(stderr, "bench_rma: ucp_%s_nbx failed: %s\n",
+                dir == PUT ? "put" : "get",
+                ucs_status_string(UCS_PTR_STATUS(reqs[w])));
+        failed = 1;
+        while (w-- > 0) UCX_TRY(ucx_wait(reqs[w]));
+        return;
+      }
+    }
+    if (dir == PUT || window > 1)
+      UCX_TRY(ucx_wait(ucp_ep_flush_nbx(ucx.ep, &param)));
+    for (int w = 0; w < window; w++) UCX_TRY(ucx_wait(reqs[w]));
+  }
+}
+
+/* A barrier of all units during which units 0 and 1 serve their raw
+ * worker (the emulated RMA of unit 0's operations on unit 1). MPI is
+ * asked only every so many idle polls: an MPI_Test costs more than a
+ * round trip of UCX here, and the target would answer late. */
+static void ucx_sync(void)
+{
+  MPI_Request req;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  int done = 0;
+  unsigned idle = 0;
+  while (!done) {
+    if (ucx.worker != NULL && ucp_worker_progress(ucx.worker) > 0) continue;
+    if (ucx.worker == NULL || ++idle % 64 == 0)
+      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+  }
+}
+
+/* Collective: the raw context and worker on units 0 and 1, unit 1's part
+ * of the DART segment (bytes at mem) registered, its key and address sent
+ * to unit 0, which makes the endpoint. Only where unit 1 is on another
+ * node; ucx.on says whether it worked. */
+static void ucx_open(char *mem, size_t bytes, int me)
+{
+  memset(&ucx, 0, sizeof ucx);
+  ucx.opened = 1;
+  int ok = 1;
+  ucp_address_t *addr = NULL;
+  size_t addr_len = 0;
+  void *packed = NULL;
+  size_t packed_len = 0;
+  if (me < 2) {
+    ucp_config_t *config;
+    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+    if (st == UCS_OK) {
+      ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
+                             .features = UCP_FEATURE_RMA};
+      st = ucp_init(&params, config, &ucx.context);
+      ucp_config_release(config);
+    }
+    if (st == UCS_OK) {
+      ucp_worker_params_t wp = {
+          .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+          .thread_mode = UCS_THREAD_MODE_SINGLE};
+      st = ucp_worker_create(ucx.context, &wp, &ucx.worker);
+    }
+    if (st == UCS_OK && me == 1)
+      st = ucp_worker_get_address(ucx.worker, &addr, &addr_len);
+    if (st == UCS_OK && me == 1) {
+      ucp_mem_map_params_t mp = {
+          .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                        UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+          .address = mem,
+          .length = bytes};
+      st = ucp_mem_map(ucx.context, &mp, &ucx.memh);
+      if (st == UCS_OK)
+        st = ucp_rkey_pack(ucx.context, ucx.memh, &packed, &packed_len);
+    }
+    if (st != UCS_OK) {
+      fprintf(stderr, "bench_rma: unit %d: raw UCX set-up failed (%s): no "
+                      "ucx rows\n", me, ucs_status_string(st));
+      ok = 0;
+    }
+  }
+  int all_ok;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all_ok && me < 2) {
+    /* unit 1 -> 0: address length, key length, memory address, both blobs */
+    uint64_t hdr[3] = {addr_len, packed_len, (uint64_t)(uintptr_t)mem};
+    if (me == 1) {
+      MPI_Send(hdr, 3, MPI_UINT64_T, 0, 7, MPI_COMM_WORLD);
+      MPI_Send(addr, (int)addr_len, MPI_BYTE, 0, 8, MPI_COMM_WORLD);
+      MPI_Send(packed, (int)packed_len, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(hdr, 3, MPI_UINT64_T, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      char *a = malloc(hdr[0]), *k = malloc(hdr[1]);
+      MPI_Recv(a, (int)hdr[0], MPI_BYTE, 1, 8, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      MPI_Recv(k, (int)hdr[1], MPI_BYTE, 1, 9, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                            .address = (const ucp_address_t *)a};
+      ucs_status_t st = ucp_ep_create(ucx.worker, &ep, &ucx.ep);
+      if (st == UCS_OK) st = ucp_ep_rkey_unpack(ucx.ep, k, &ucx.rkey);
+      if (st != UCS_OK) {
+        fprintf(stderr, "bench_rma: raw UCX endpoint failed (%s): no ucx "
+                        "rows\n", ucs_status_string(st));
+        ok = 0;
+      }
+      ucx.remote = hdr[2];
+      free(a);
+      free(k);
+    }
+  }
+  if (addr) ucp_worker_release_address(ucx.worker, addr);
+  if (packed) ucp_rkey_buffer_release(packed);
+  if (all_ok) MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  ucx.on = all_ok;
+  ucx_sync(); /* unit 1 serves the wire-up of unit 0's endpoint */
+}
+
+/* Collective: unit 0 closes its endpoint while unit 1 serves it. */
+static void ucx_close(int me)
+{
+  if (me == 0 && ucx.rkey) ucp_rkey_destroy(ucx.rkey);
+  if (me == 0 && ucx.ep) {
+    const ucp_request_param_t param = {.op_attr_mask = 0};
+    if (ucx_wait(ucp_ep_close_nbx(ucx.ep, &param)) != 0) {
+      fprintf(stderr, "bench_rma: closing the raw UCX endpoint failed\n");
+      failed = 1;
+    }
+  }
+  ucx_sync();
+  if (ucx.memh) ucp_mem_unmap(ucx.context, ucx.memh);
+  if (ucx.worker) ucp_worker_destroy(ucx.worker);
+  if (ucx.context) ucp_cleanup(ucx.context);
+  memset(&ucx, 0, sizeof ucx);
+}
+#else
+static struct {
+  int on;
+} ucx;
+static void run_ucx(dir_t dir, int mode, char *local, size_t bytes, long n,
+                    int window)
+{
+  (void)dir, (void)mode, (void)local, (void)bytes, (void)n, (void)window;
+}
+static void ucx_sync(void) { MPI_Barrier(MPI_COMM_WORLD); }
+#endif
+
+/* The barrier around a measurement of impl: its targets serve it. */
+static void sync_units(int which)
+{
+  if (which == DART) dart_barrier(DART_TEAM_ALL);
+  else if (which == UCX) ucx_sync();
+  else MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* The pattern of round r at byte i. */
 static char pattern(int r, size_t i) { return (char)(r * 31 + i % 251 + 1); }
 
 /* Unit 1's memory of each implementation, for the checks. */
-static char *target_mem[4];
+static char *target_mem[IMPLS];
 
 /* Times impl (unit 0 moves, all units take part in the checks); returns
  * the median seconds per operation (unit 0). */
@@ -152,7 +370,7 @@ static double measure(const bench_opts_t *o, const impl_t *impl, int which,
       for (size_t i = 0; i < bytes; i++) target_mem[which][i] = pattern(round, i);
     if (me == 0 && dir == PUT)
       for (size_t i = 0; i < bytes; i++) local[i] = pattern(round, i);
-    MPI_Barrier(MPI_COMM_WORLD);
+    sync_units(which);
     if (me == 0) {
       double t0 = bench_now();
       impl->run(dir, mode, local, bytes, iters, window);
@@ -160,7 +378,7 @@ static double measure(const bench_opts_t *o, const impl_t *impl, int which,
       if (r >= 0) times[r] = op;
       else iters = bench_iters(o, op, window);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    sync_units(which);
     if (!o->smoke) continue;
     char *check = dir == PUT ? (me == 1 ? target_mem[which] : NULL)
                              : (me == 0 ? local : NULL);
@@ -186,40 +404,47 @@ int main(int argc, char **argv)
   size_t max = o.max_size;
 
   bench_pair_open(&pair, max, me);
-  target_mem[0] = pair.dart_mine;
-  target_mem[1] = pair.shm_mine;
-  target_mem[2] = pair.dyn_mine;
+  target_mem[DART] = pair.dart_mine;
+  target_mem[MEMCPY] = pair.shm_mine;
+  target_mem[MPI_DYN] = pair.dyn_mine;
   MPI_Win_allocate((MPI_Aint)max, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                   &target_mem[3], &alloc_win);
+                   &target_mem[MPI_ALLOC], &alloc_win);
   MPI_Win_lock_all(0, alloc_win);
+#ifdef BENCH_HAVE_UCX
+  /* raw UCX where unit 1 is on another node, on the dart memory itself */
+  if (!pair.shared) ucx_open(pair.dart_mine, max, me);
+#endif
+  target_mem[UCX] = pair.dart_mine;
 
-  const impl_t impls[4] = {{"dart", run_dart},
-                           {"memcpy", run_memcpy},
-                           {"mpi_dyn", run_mpi_dyn},
-                           {"mpi_alloc", run_mpi_alloc}};
+  const impl_t impls[IMPLS] = {{"dart", run_dart},
+                               {"memcpy", run_memcpy},
+                               {"mpi_dyn", run_mpi_dyn},
+                               {"mpi_alloc", run_mpi_alloc},
+                               {"ucx", run_ucx}};
   char *local = malloc(max);
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes && sizes[s] <= max;
        s++) {
     size_t bytes = sizes[s];
-    for (int which = 0; which < 4; which++) {
-      if (which == 1 && !pair.shared) continue;
-      int modes = which == 0 ? MODES : 1;
+    for (int which = 0; which < IMPLS; which++) {
+      if (which == MEMCPY && !pair.shared) continue;
+      if (which == UCX && !ucx.on) continue;
+      int modes = which == DART ? MODES : 1;
       for (int mode = 0; mode < modes; mode++) {
         for (int d = PUT; d <= GET; d++) {
           dir_t dir = (dir_t)d;
           char op[64];
           snprintf(op, sizeof op, "%s_%s", dir == PUT ? "put" : "get",
-                   which == 0 ? mode_name[mode] : "blocking");
+                   which == DART ? mode_name[mode] : "blocking");
           double lat = measure(&o, &impls[which], which, mode, dir, local,
                                bytes, 1, me);
           if (me == 0)
             bench_row(&o, "latency", op, impls[which].name, units, bytes,
                       lat * 1e6, "us");
-          if (bytes < 4096 || (which == 0 && mode == BLOCKING)) continue;
+          if (bytes < 4096 || (which == DART && mode == BLOCKING)) continue;
           double per = measure(&o, &impls[which], which, mode, dir, local,
                                bytes, WINDOW, me);
           snprintf(op, sizeof op, "%s_%s", dir == PUT ? "put" : "get",
-                   which == 0 ? mode_name[mode] : "nb_flush");
+                   which == DART ? mode_name[mode] : "nb_flush");
           if (me == 0)
             bench_row(&o, "bandwidth", op, impls[which].name, units, bytes,
                       (double)bytes / per * 1e-6, "MB/s");
@@ -228,6 +453,9 @@ int main(int argc, char **argv)
     }
   }
 
+#ifdef BENCH_HAVE_UCX
+  if (ucx.opened) ucx_close(me);
+#endif
   MPI_Win_unlock_all(alloc_win);
   MPI_Win_free(&alloc_win);
   free(local);

@@ -42,7 +42,8 @@ function distinct(list, out,    n, a, i, j, seen, t) {
 }
 
 # One target: the ratio a/b of two measurements against a limit.
-#   cmp "<=": ratio must not exceed limit; ">=": must reach it
+#   cmp "<=": ratio must not exceed limit; ">=": must reach it; "<", ">":
+#   strictly
 #   faster: the ratio is b/a (how many times libdart, a, beats b)
 function target(name, a, b, cmp, limit, faster,    r, met) {
   if (a == "" || b == "" || a == 0 || b == 0) {
@@ -50,13 +51,15 @@ function target(name, a, b, cmp, limit, faster,    r, met) {
     return
   }
   r = faster ? b / a : a / b
-  met = (cmp == "<=") ? (r <= limit) : (r >= limit)
+  met = cmp == "<=" ? r <= limit : cmp == ">=" ? r >= limit : \
+        cmp == "<" ? r < limit : r > limit
   printf "| %s | %s | %s | %.3g | %s %s | %s |\n", name, fmt(a), fmt(b), r,
     cmp, limit, met ? "met" : "**missed**"
 }
 
 # A table over sizes: columns are "label=bench:op:impl" joined by "|",
-# plus the ratio of the first column to column ref (0: none).
+# plus the ratio of the first column to column ref (0: none). A column
+# "label=bench:op:impl:layout" comes from another layout (the same sizes).
 function by_size(title, bench, layout, units, cols, ref, unitname,
                  c, nc, spec, i, nsz, sz, row, v, r) {
   nc = split(cols, c, "|")
@@ -73,7 +76,7 @@ function by_size(title, bench, layout, units, cols, ref, unitname,
     any = 0
     for (i = 1; i <= nc; i++) {
       split(c[i], spec, "="); split(spec[2], p, ":")
-      v[i] = val(p[1], p[2], p[3], layout, units, sz[row])
+      v[i] = val(p[1], p[2], p[3], (4 in p) ? p[4] : layout, units, sz[row])
       if (v[i] != "") any = 1
       line = line " " fmt(v[i]) " |"
     }
@@ -129,6 +132,32 @@ END {
     target("emulated nodes, 8 B " o " blocking vs MPI + flush", val("latency", o "_blocking", "dart", "upn1", 2, 8), val("latency", o "_blocking", "mpi_dyn", "upn1", 2, 8), "<=", 1.05)
     target("emulated nodes, 1 MiB " o " blocking vs MPI + flush", val("latency", o "_blocking", "dart", "upn1", 2, 1048576), val("latency", o "_blocking", "mpi_dyn", "upn1", 2, 1048576), "<=", 1.05)
   }
+  # the UCX transport on emulated nodes: as fast as raw UCX on the same
+  # memory, and faster than libdart's MPI transport at every size
+  for (d = 0; d < 2; d++) {
+    o = d ? "get" : "put"
+    for (j = 0; j < 2; j++) {
+      s = j ? 1048576 : 8
+      target("emulated nodes, UCX transport, " human(s) " " o " blocking vs raw ucp + flush", val("latency", o "_blocking", "dart", "upn1.ucx", 2, s), val("latency", o "_blocking", "ucx", "upn1.ucx", 2, s), "<=", 1.10)
+    }
+    target("emulated nodes, UCX transport, 1 MiB " o " bandwidth (+ flush) vs raw ucp + flush", val("bandwidth", o "_nb_flush", "dart", "upn1.ucx", 2, 1048576), val("bandwidth", o "_nb_flush", "ucx", "upn1.ucx", 2, 1048576), ">=", 0.9)
+  }
+  for (d = 0; d < 2; d++) {
+    o = d ? "get" : "put"
+    # the size where the UCX transport gains least (the ratio shown)
+    nsz = distinct(SIZES["latency" SUBSEP "upn1.ucx" SUBSEP 2], us)
+    worst = ""; wa = ""; wb = ""
+    for (j = 1; j <= nsz; j++) {
+      a = val("latency", o "_blocking", "dart", "upn1.ucx", 2, us[j])
+      b = val("latency", o "_blocking", "dart", "upn1", 2, us[j])
+      if (a == "" || b == "" || a == 0 || b == 0) continue
+      if (worst == "" || b / a < wb / wa) { worst = us[j]; wa = a; wb = b }
+    }
+    target("emulated nodes, " o " blocking, every size: times faster on the UCX than the MPI transport (upn1.ucx vs upn1; least at " (worst == "" ? "-" : human(worst)) ")", wa, wb, ">", 1, 1)
+  }
+  nu = distinct(UNITS["gups" SUBSEP "upn1.ucx"], gu)
+  for (i = 1; i <= nu; i++)
+    target("GUPS emulated nodes, " gu[i] " units, UCX vs MPI transport", val("gups", "update", "dart", "upn1.ucx", gu[i], 20), val("gups", "update", "dart", "upn1", gu[i], 20), ">=", 1)
   nu = distinct(UNITS["gups" SUBSEP "node"], gu)
   for (i = 1; i <= nu; i++)
     target("GUPS, one node, " gu[i] " units, vs shared-window atomics", val("gups", "update", "dart", "node", gu[i], 20), val("gups", "update", "shm_atomic", "node", gu[i], 20), ">=", 0.8)
@@ -149,17 +178,32 @@ END {
     for (d = 0; d < 2; d++) {
       o = d ? "get" : "put"
       by_size(o " latency", "latency", lay, 2, \
-        "dart blocking=latency:" o "_blocking:dart|dart + flush=latency:" o "_nb_flush:dart|dart handle=latency:" o "_handle_wait:dart|memcpy + fence=latency:" o "_blocking:memcpy|MPI dynamic=latency:" o "_blocking:mpi_dyn|MPI allocate=latency:" o "_blocking:mpi_alloc|OpenSHMEM=latency:" o "_blocking:shmem", \
+        "dart blocking=latency:" o "_blocking:dart|dart + flush=latency:" o "_nb_flush:dart|dart handle=latency:" o "_handle_wait:dart|memcpy + fence=latency:" o "_blocking:memcpy|MPI dynamic=latency:" o "_blocking:mpi_dyn|MPI allocate=latency:" o "_blocking:mpi_alloc|OpenSHMEM=latency:" o "_blocking:shmem" (li ? "|raw UCX=latency:" o "_blocking:ucx" : ""), \
         li ? 5 : 4, "µs")
     }
     by_size("put bandwidth, windows of 16", "bandwidth", lay, 2, \
-      "dart + flush=bandwidth:put_nb_flush:dart|dart handles=bandwidth:put_handle_wait:dart|memcpy=bandwidth:put_nb_flush:memcpy|MPI dynamic=bandwidth:put_nb_flush:mpi_dyn|MPI allocate=bandwidth:put_nb_flush:mpi_alloc|OpenSHMEM=bandwidth:put_nb_flush:shmem", \
+      "dart + flush=bandwidth:put_nb_flush:dart|dart handles=bandwidth:put_handle_wait:dart|memcpy=bandwidth:put_nb_flush:memcpy|MPI dynamic=bandwidth:put_nb_flush:mpi_dyn|MPI allocate=bandwidth:put_nb_flush:mpi_alloc|OpenSHMEM=bandwidth:put_nb_flush:shmem" (li ? "|raw UCX=bandwidth:put_nb_flush:ucx" : ""), \
       li ? 4 : 3, "MB/s")
+  }
+  # emulated nodes on the UCX transport: vs raw UCX on the same memory, and
+  # vs libdart on the MPI transport (upn1)
+  lay = "upn1.ucx"
+  for (d = 0; d < 2; d++) {
+    o = d ? "get" : "put"
+    by_size(o " latency, UCX transport", "latency", lay, 2, \
+      "dart blocking=latency:" o "_blocking:dart|dart + flush=latency:" o "_nb_flush:dart|dart handle=latency:" o "_handle_wait:dart|raw ucp + flush=latency:" o "_blocking:ucx|dart, MPI transport=latency:" o "_blocking:dart:upn1|MPI dynamic=latency:" o "_blocking:mpi_dyn", \
+      4, "µs")
+  }
+  for (d = 0; d < 2; d++) {
+    o = d ? "get" : "put"
+    by_size(o " bandwidth, UCX transport, windows of 16", "bandwidth", lay, 2, \
+      "dart + flush=bandwidth:" o "_nb_flush:dart|dart handles=bandwidth:" o "_handle_wait:dart|raw ucp + flush=bandwidth:" o "_nb_flush:ucx|dart, MPI transport=bandwidth:" o "_nb_flush:dart:upn1|MPI dynamic=bandwidth:" o "_nb_flush:mpi_dyn", \
+      3, "MB/s")
   }
   print ""
   print "### Atomics"
-  for (li = 0; li < 2; li++) {
-    lay = li ? "upn1" : "node"
+  for (li = 0; li < 3; li++) {
+    lay = li == 2 ? "upn1.ucx" : li ? "upn1" : "node"
     by_size("fetch-and-add", "atomic", lay, 2, "dart=atomic:fetch_add:dart|CPU=atomic:fetch_add:cpu|MPI dynamic=atomic:fetch_add:mpi_dyn|OpenSHMEM=atomic:fetch_add:shmem", li ? 3 : 2, "µs")
     by_size("compare-and-swap", "atomic", lay, 2, "dart=atomic:cas:dart|CPU=atomic:cas:cpu|MPI dynamic=atomic:cas:mpi_dyn|OpenSHMEM=atomic:cas:shmem", li ? 3 : 2, "µs")
   }
@@ -167,6 +211,7 @@ END {
   print "### GUPS (2^20 words per unit)"
   by_units("GUP/s", "gups", "update", "node", 20, "dart|dart_fetch|mpi_alloc|shm_atomic|shmem", 4, "GUP/s, higher is better")
   by_units("GUP/s", "gups", "update", "upn1", 20, "dart|dart_fetch|mpi_alloc", 3, "GUP/s, higher is better")
+  by_units("GUP/s, UCX transport", "gups", "update", "upn1.ucx", 20, "dart|dart_fetch|mpi_alloc", 3, "GUP/s, higher is better")
   print ""
   print "### Stencil (time per iteration)"
   for (li = 0; li < 2; li++) {
