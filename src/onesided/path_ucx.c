@@ -37,7 +37,6 @@ static struct {
   _Atomic(ucp_ep_h) *eps; /* per global unit, made on first use */
   char *addrs;            /* every unit's worker address */
   size_t *addr_off;       /* unit u's at addrs + addr_off[u] */
-  size_t *addr_len;
   mtx_t ep_lock;          /* making an endpoint (slow path) */
   atomic_bool dirty;      /* operations started since the last flush */
   atomic_ulong outstanding;        /* started, not yet complete */
@@ -75,7 +74,8 @@ static dart_ret_t wait_request(const char *func, const char *what,
                                ucs_status_ptr_t req, int unit)
 {
   if (req == NULL) return DART_OK;
-  if (UCS_PTR_IS_ERR(req)) return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
+  if (UCS_PTR_IS_ERR(req))
+    return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
   ucs_status_t status;
   unsigned spins = 0;
   while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS)
@@ -108,7 +108,8 @@ static const ucp_request_param_t counted = {
 static dart_ret_t count_request(const char *func, const char *what,
                                 ucs_status_ptr_t req, int unit)
 {
-  if (UCS_PTR_IS_ERR(req)) return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
+  if (UCS_PTR_IS_ERR(req))
+    return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
   if (req != NULL)
     atomic_fetch_add_explicit(&ucx.outstanding, 1, memory_order_relaxed);
   atomic_store_explicit(&ucx.dirty, true, memory_order_relaxed);
@@ -173,7 +174,8 @@ static dart_ret_t rkey_unpack(const char *func, dart__segment_t *seg, int u,
   ucp_rkey_h rkey;
   ucs_status_t status =
       ucp_ep_rkey_unpack(ep, seg->ucx.packed + seg->ucx.packed_off[u], &rkey);
-  if (status != UCS_OK) return ucx_error(func, "ucp_ep_rkey_unpack", status, unit);
+  if (status != UCS_OK)
+    return ucx_error(func, "ucp_ep_rkey_unpack", status, unit);
   void *none = NULL;
   if (!atomic_compare_exchange_strong(&seg->ucx.rkeys[u], &none, rkey)) {
     ucp_rkey_destroy(rkey); /* another thread was first */
@@ -190,7 +192,8 @@ static inline dart_ret_t remote_of(const char *func, const dart__target_t *t,
   r->unit = t->team->members[t->unit];
   r->ep = ep_of(func, r->unit);
   if (__builtin_expect(r->ep == NULL, 0)) return DART_ERR_OTHER;
-  r->rkey = atomic_load_explicit(&seg->ucx.rkeys[t->unit], memory_order_acquire);
+  r->rkey =
+      atomic_load_explicit(&seg->ucx.rkeys[t->unit], memory_order_acquire);
   if (__builtin_expect(r->rkey == NULL, 0)) {
     dart_ret_t ret = rkey_unpack(func, seg, t->unit, r->ep, r->unit, &r->rkey);
     if (ret != DART_OK) return ret;
@@ -453,24 +456,25 @@ unsigned dart__ucx__progress(void)
 }
 
 /* Allgathers a byte string of each unit's: *all gets them one after the
- * other, off[u] and len[u] where unit u's lies (all malloc'd). */
+ * other, unit u's from off[u] to off[u + 1] (both malloc'd). */
 static dart_ret_t allgather_bytes(const char *func, MPI_Comm comm, int size,
                                   const void *mine, size_t mylen, char **all,
-                                  size_t **off, size_t **len)
+                                  size_t **off)
 {
   uint64_t my64 = mylen, *lens64 = malloc((size_t)size * sizeof *lens64);
   int *counts = malloc(2 * (size_t)size * sizeof *counts);
   size_t *o = malloc(((size_t)size + 1) * sizeof *o);
-  size_t *l = len ? malloc((size_t)size * sizeof *l) : NULL;
   char *buf = NULL;
   dart_ret_t ret = DART_ERR_NOMEM;
-  if (!lens64 || !counts || !o || (len && !l)) goto fail;
+  if (!lens64 || !counts || !o) goto fail;
   MPI_Request req;
   ret = DART_ERR_OTHER;
   if (MPI_Iallgather(&my64, 1, MPI_UINT64_T, lens64, 1, MPI_UINT64_T, comm,
-                     &req) != MPI_SUCCESS ||
-      dart__onesided__progress_wait(func, 1, &req) != DART_OK)
+                     &req) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Iallgather of UCX key sizes failed");
     goto fail;
+  }
+  if (dart__onesided__progress_wait(func, 1, &req) != DART_OK) goto fail;
   o[0] = 0;
   for (int u = 0; u < size; u++) {
     if (lens64[u] > INT32_MAX || o[u] > (size_t)INT32_MAX - lens64[u]) {
@@ -481,26 +485,24 @@ static dart_ret_t allgather_bytes(const char *func, MPI_Comm comm, int size,
     counts[u] = (int)lens64[u];
     counts[size + u] = (int)o[u];
     o[u + 1] = o[u] + lens64[u];
-    if (l) l[u] = lens64[u];
   }
   ret = DART_ERR_NOMEM;
   if ((buf = malloc(o[size] ? o[size] : 1)) == NULL) goto fail;
   ret = DART_ERR_OTHER;
   if (MPI_Iallgatherv(mine, (int)mylen, MPI_BYTE, buf, counts, counts + size,
-                      MPI_BYTE, comm, &req) != MPI_SUCCESS ||
-      dart__onesided__progress_wait(func, 1, &req) != DART_OK)
+                      MPI_BYTE, comm, &req) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Iallgatherv of UCX keys failed");
     goto fail;
+  }
+  if (dart__onesided__progress_wait(func, 1, &req) != DART_OK) goto fail;
   free(counts);
   free(lens64);
   *all = buf;
   *off = o;
-  if (len) *len = l;
   return DART_OK;
 
 fail:
-  if (ret == DART_ERR_OTHER) DART_LOG_ERROR_IN(func, "exchanging UCX keys failed");
   free(buf);
-  free(l);
   free(o);
   free(counts);
   free(lens64);
@@ -518,7 +520,8 @@ dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
     /* whole pages: the 4-byte words of 1- and 2-byte atomics stay inside */
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t start = (uintptr_t)seg->mybase & ~(page - 1);
-    uintptr_t end = ((uintptr_t)seg->mybase + seg->mysize + page - 1) & ~(page - 1);
+    uintptr_t end =
+        ((uintptr_t)seg->mybase + seg->mysize + page - 1) & ~(page - 1);
     ucp_mem_map_params_t params = {
         .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                       UCP_MEM_MAP_PARAM_FIELD_LENGTH,
@@ -544,7 +547,7 @@ dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
       dart__onesided__progress_wait(func, 1, &req) != DART_OK || !all_ok)
     goto fail;
   ret = allgather_bytes(func, team->comm, team->size, packed, packed_len,
-                        &seg->ucx.packed, &seg->ucx.packed_off, NULL);
+                        &seg->ucx.packed, &seg->ucx.packed_off);
   if (ret != DART_OK) goto fail;
   ret = DART_ERR_NOMEM;
   seg->ucx.rkeys = calloc((size_t)team->size, sizeof *seg->ucx.rkeys);
@@ -582,7 +585,6 @@ static void release_all(void)
   free(ucx.eps);
   free(ucx.addrs);
   free(ucx.addr_off);
-  free(ucx.addr_len);
   if (ucx.worker) ucp_worker_destroy(ucx.worker);
   if (ucx.context) ucp_cleanup(ucx.context);
   mtx_destroy(&ucx.ep_lock);
@@ -632,7 +634,7 @@ dart_ret_t dart__ucx__init(void)
   }
   dart_ret_t ret =
       allgather_bytes(func, dart__rt.comm, dart__rt.size, address, address_len,
-                      &ucx.addrs, &ucx.addr_off, &ucx.addr_len);
+                      &ucx.addrs, &ucx.addr_off);
   ucp_worker_release_address(ucx.worker, address);
   address = NULL;
   if (ret != DART_OK) goto fail;
