@@ -138,16 +138,9 @@ static inline void dart__ucx__seg_deregister(dart__segment_t *seg)
 static inline void dart__ucx__print_info(FILE *out) { (void)out; }
 #endif
 
-/* One turn of waiting for another unit: serve the operations others aim at
- * us (they may be what we wait for), then back off. Served traffic
- * restarts the fast spins: more of it tends to follow at once. */
-static inline void dart__onesided__wait_turn(unsigned *spins)
-{
-  if (dart__ucx__progress() > 0)
-    *spins = 0;
-  else
-    dart__onesided__backoff(spins);
-}
+/* One turn of waiting for another unit (progress.c): serve the operations
+ * others aim at us (they may be what we wait for), then back off. */
+void dart__onesided__wait_turn(unsigned *spins);
 
 /*
  * ---- the CMA path (path_cma.c) ----

@@ -51,24 +51,6 @@ static dart_ret_t ucx_error(const char *func, const char *what,
   return DART_ERR_OTHER;
 }
 
-/* One turn of waiting for UCX: progress; when nothing came in, enter MPI
- * now and then (the peer we wait for may itself wait for us inside MPI:
- * a flush of the MPI path, which serves grown pool chunks), then back
- * off. */
-static void wait_turn(unsigned *spins)
-{
-  if (ucp_worker_progress(ucx.worker) > 0) {
-    *spins = 0;
-    return;
-  }
-  if (*spins % 16 == 15) {
-    int flag;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dart__rt.comm, &flag,
-               MPI_STATUS_IGNORE);
-  }
-  dart__onesided__backoff(spins);
-}
-
 /* Completes a request by progressing the worker, and frees it. */
 static dart_ret_t wait_request(const char *func, const char *what,
                                ucs_status_ptr_t req, int unit)
@@ -79,7 +61,7 @@ static dart_ret_t wait_request(const char *func, const char *what,
   ucs_status_t status;
   unsigned spins = 0;
   while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS)
-    wait_turn(&spins);
+    dart__onesided__wait_turn(&spins);
   ucp_request_free(req);
   if (status != UCS_OK) return ucx_error(func, what, status, unit);
   return DART_OK;
@@ -121,7 +103,7 @@ static dart_ret_t wait_counted(const char *func)
 {
   unsigned spins = 0;
   while (atomic_load_explicit(&ucx.outstanding, memory_order_acquire) != 0)
-    wait_turn(&spins);
+    dart__onesided__wait_turn(&spins);
   ucs_status_t failure =
       atomic_exchange_explicit(&ucx.failure, UCS_OK, memory_order_relaxed);
   if (failure != UCS_OK) {

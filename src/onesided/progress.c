@@ -25,6 +25,24 @@ static struct {
   MPI_Request stop;
 } progress;
 
+void dart__onesided__wait_turn(unsigned *spins)
+{
+  /* served traffic restarts the fast spins: more tends to follow at once */
+  if (dart__ucx__progress() > 0) {
+    *spins = 0;
+    return;
+  }
+  /* the unit we wait for may itself wait for us inside MPI (a flush of
+   * the MPI path, which also serves grown pool chunks): enter MPI now and
+   * then */
+  if (*spins % 16 == 15) {
+    int flag;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dart__rt.comm, &flag,
+               MPI_STATUS_IGNORE);
+  }
+  dart__onesided__backoff(spins);
+}
+
 dart_ret_t dart__onesided__progress_wait(const char *func, int n,
                                          MPI_Request reqs[])
 {
