@@ -54,6 +54,23 @@ dart_ret_t dart_group_getmembers(const dart_group_t g,
  */
 dart_ret_t dart_group_split(const dart_group_t g, size_t n, size_t *nout,
                             dart_group_t *gout) DART_NOTHROW;
+/**
+ * Splits g into at most n groups along the domains at \c scope of \c domain
+ * (a team's hierarchy from dart_domain_team_locality, or an edited copy;
+ * the domains dart_domain_scope_domains returns, in its order): the members
+ * of one domain always land in the same group, and consecutive domains
+ * holding members are joined so that the groups' sizes are balanced, as
+ * dart_domain_split_scope balances units. gout must have room for n groups;
+ * all n are created (empty ones at the end where there are fewer domains
+ * holding members than n) and *nout is the number of non-empty groups.
+ * Members of g found in no domain at \c scope, n = 0 or a scope that is not
+ * one of dart_locality_scope_t's are DART_ERR_INVAL.
+ */
+dart_ret_t dart_group_locality_split(const dart_group_t g,
+                                     dart_domain_locality_t *domain,
+                                     dart_locality_scope_t scope, size_t n,
+                                     size_t *nout,
+                                     dart_group_t *gout) DART_NOTHROW;
 
 /** The group of a team's members (a new group the caller destroys). */
 dart_ret_t dart_team_get_group(dart_team_t teamid,

@@ -11,7 +11,14 @@
 
 dart__config_t dart__base__config;
 
-typedef enum { ENV_LEVEL, ENV_COUNT, ENV_BOOL, ENV_SIZE, ENV_TRANSPORT } env_kind_t;
+typedef enum {
+  ENV_LEVEL,
+  ENV_COUNT,
+  ENV_BOOL,
+  ENV_SIZE,
+  ENV_TRANSPORT,
+  ENV_STRING /* a char array of DART__ENV_STRING_MAX */
+} env_kind_t;
 
 typedef struct {
   const char *name;
@@ -58,6 +65,10 @@ static const env_var_t env_table[] = {
   {"DART_INFO", ENV_BOOL, "0",
    "1: unit 0 prints this table and the paths at init",
    offsetof(dart__config_t, info)},
+  {"DART_TOPOLOGY", ENV_STRING, "",
+   "hwloc topology of every node: empty = this machine, *.xml = an XML "
+   "file, else a synthetic description",
+   offsetof(dart__config_t, topology)},
 };
 
 static const char *const level_names[] = {"error", "warn", "info", "debug",
@@ -88,7 +99,8 @@ static int parse_one(const env_var_t *var, const char *text)
   void *field = (char *)&dart__base__config + var->field;
   switch (var->kind) {
     case ENV_LEVEL:
-      for (int i = 0; i < (int)(sizeof level_names / sizeof *level_names); i++) {
+      for (int i = 0; i < (int)(sizeof level_names / sizeof *level_names);
+           i++) {
         if (strcasecmp(text, level_names[i]) == 0) {
           *(int *)field = i;
           return 0;
@@ -130,6 +142,11 @@ static int parse_one(const env_var_t *var, const char *text)
       }
 #endif
       return -1;
+    case ENV_STRING:
+      /* what the string means is checked where it is used */
+      if (strlen(text) >= DART__ENV_STRING_MAX) return -1;
+      strcpy((char *)field, text);
+      return 0;
   }
   return -1;
 }
@@ -159,6 +176,7 @@ void dart__base__env_print(FILE *out)
     const env_var_t *var = &env_table[i];
     const void *field = (const char *)&dart__base__config + var->field;
     char value[32];
+    const char *shown = value;
     switch (var->kind) {
       case ENV_LEVEL:
         snprintf(value, sizeof value, "%s", level_names[*(const int *)field]);
@@ -174,7 +192,11 @@ void dart__base__env_print(FILE *out)
         snprintf(value, sizeof value, "%s",
                  *(const int *)field == DART__TRANSPORT_UCX ? "ucx" : "mpi");
         break;
+      case ENV_STRING:
+        /* whole: a path does not fit the column */
+        shown = *(const char *)field ? (const char *)field : "''";
+        break;
     }
-    fprintf(out, "%-22s %-10s %s\n", var->name, value, var->description);
+    fprintf(out, "%-22s %-10s %s\n", var->name, shown, var->description);
   }
 }

@@ -10,6 +10,9 @@ typedef enum {
   DART__TRANSPORT_UCX = 1
 } dart__transport_t;
 
+/* Room for a string of the configuration, terminating NUL included. */
+#define DART__ENV_STRING_MAX 4096
+
 typedef struct {
   int log_level;          /* DART_LOG_LEVEL */
   int units_per_node;     /* DART_UNITS_PER_NODE, 0 = physical nodes */
@@ -20,6 +23,7 @@ typedef struct {
   int shm;                /* DART_SHM */
   int cma;                /* DART_CMA */
   int info;               /* DART_INFO */
+  char topology[DART__ENV_STRING_MAX]; /* DART_TOPOLOGY, empty = this machine */
 } dart__config_t;
 
 extern dart__config_t dart__base__config;

@@ -9,6 +9,7 @@
 #include "base/env.h"
 #include "onesided/onesided.h"
 #include "team/group.h"
+#include "team/locality.h"
 #include "team/runtime.h"
 
 dart__team_t *dart__team__table[DART__MAX_TEAMS];
@@ -195,6 +196,13 @@ dart_ret_t dart__team__init_all(void)
     free(members);
     return ret;
   }
+  if ((ret = dart__team__locality_build(all, "dart_init")) != DART_OK) {
+    team_teardown(all);
+    dart__team__locality_fini();
+    free(dart__rt.node_of);
+    dart__rt.node_of = NULL;
+    return ret;
+  }
   dart__team__table[DART_TEAM_ALL] = all;
   next_team_id = DART_TEAM_ALL + 1;
   return DART_OK;
@@ -202,6 +210,7 @@ dart_ret_t dart__team__init_all(void)
 
 static void team_destroy(dart__team_t *team)
 {
+  dart__team__locality_release(team->id);
   dart__globmem__segtab_fini(team);
   dart__team__table[team->id] = NULL;
   team_teardown(team);
@@ -212,6 +221,7 @@ void dart__team__fini_all(void)
   /* children were created after their parents: destroy newest first */
   for (int id = DART__MAX_TEAMS - 1; id >= 0; id--)
     if (dart__team__table[id]) team_destroy(dart__team__table[id]);
+  dart__team__locality_fini();
   free(dart__rt.node_of);
   dart__rt.node_of = NULL;
 }
@@ -286,6 +296,10 @@ dart_ret_t dart_team_create(dart_team_t teamid, const dart_group_t group,
   if (dret != DART_OK) {
     free(members);
     MPI_Comm_free(&comm);
+    return dret;
+  }
+  if ((dret = dart__team__locality_build(team, __func__)) != DART_OK) {
+    team_teardown(team);
     return dret;
   }
   dart__team__table[id] = team;
