@@ -7,8 +7,11 @@
 #ifndef DART__DART_H_
 #define DART__DART_H_
 
+/** Major version of the DART interface these headers implement. */
 #define DART_VERSION_MAJOR 3
+/** Minor version of the DART interface these headers implement. */
 #define DART_VERSION_MINOR 2
+/** The interface version as a string, "MAJOR.MINOR". */
 #define DART_VERSION_STR "3.2"
 
 #include <dart/dart_communication.h>

@@ -13,14 +13,17 @@
 extern "C" {
 #endif
 
+/** The part of the runtime's configuration that clients may read. */
 typedef struct {
-  /** nonzero when the runtime logs (DART_LOG_LEVEL is not "error") */
+  /** Nonzero when DART_LOG_LEVEL is above "error": warnings (and more) are
+   * logged. Errors are logged at every level. */
   int log_enabled;
 } dart_config_t;
 
 /**
- * Points *config_out at the runtime's configuration (owned by the runtime;
- * valid before dart_init, too).
+ * Points *config_out at the runtime's configuration (owned by the runtime,
+ * refreshed by each call; valid before dart_init, too). A NULL
+ * \c config_out is ignored.
  */
 void dart_config(dart_config_t **config_out) DART_NOTHROW;
 

@@ -33,7 +33,7 @@ typedef enum {
   DART_PATH_CMA  = 4, /**< a node peer's private memory through
                            process_vm_readv/writev (registered memory,
                            grown dart_memalloc pool) */
-  DART_PATH_COUNT
+  DART_PATH_COUNT     /**< the number of paths */
 } dart_path_t;
 
 /** The path by which operations on \c gptr are carried out. */

@@ -21,7 +21,9 @@ extern "C" {
  * then dart_exit leaves MPI to the application). Collective over all units.
  * Reads the environment once (see DART_INFO=1 for the table).
  *
- * \return DART_ERR_OTHER if already initialised or if start-up failed.
+ * \return DART_ERR_INVAL for an environment variable with an invalid value
+ *         (one log line names it); DART_ERR_OTHER if already initialised,
+ *         if MPI was finalised already or if start-up failed.
  */
 dart_ret_t dart_init(int *argc, char ***argv) DART_NOTHROW;
 

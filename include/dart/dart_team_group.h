@@ -6,6 +6,12 @@
  * Groups are kept sorted by global unit id. A team's unit ids are the ranks
  * of its members in that order.
  *
+ * Every function here needs an initialised runtime (DART_ERR_NOTINIT
+ * before dart_init and after dart_exit). A NULL argument, an unknown team or
+ * a unit id outside its range is DART_ERR_INVAL, with one log line. Groups
+ * that a function creates (\c gout, \c group) belong to the caller, who
+ * releases them with dart_group_destroy.
+ *
  * Thread safety: group functions are safe on distinct groups from any
  * thread. Team creation and destruction are collective and must not run
  * concurrently with other operations on the same teams; the query functions
@@ -20,12 +26,14 @@
 extern "C" {
 #endif
 
+/** A group: an opaque handle to a sorted set of global unit ids. */
 typedef struct dart_group_struct *dart_group_t;
 
 /** Creates an empty group. */
 dart_ret_t dart_group_create(dart_group_t *group) DART_NOTHROW;
 /** Destroys a group and sets *group to NULL. */
 dart_ret_t dart_group_destroy(dart_group_t *group) DART_NOTHROW;
+/** *gout becomes a new group with the members of gin. */
 dart_ret_t dart_group_clone(const dart_group_t gin,
                             dart_group_t *gout) DART_NOTHROW;
 /** *gout becomes a new group with the members of g1 and g2. */
@@ -34,14 +42,19 @@ dart_ret_t dart_group_union(const dart_group_t g1, const dart_group_t g2,
 /** *gout becomes a new group with the members in both g1 and g2. */
 dart_ret_t dart_group_intersect(const dart_group_t g1, const dart_group_t g2,
                                 dart_group_t *gout) DART_NOTHROW;
-/** Adds a unit; adding a member already there changes nothing. */
+/**
+ * Adds a unit (a global id in 0 .. dart_size - 1); adding a member already
+ * there changes nothing.
+ */
 dart_ret_t dart_group_addmember(dart_group_t g,
                                 dart_global_unit_t unitid) DART_NOTHROW;
 /** Removes a unit; DART_ERR_NOTFOUND if it is not a member. */
 dart_ret_t dart_group_delmember(dart_group_t g,
                                 dart_global_unit_t unitid) DART_NOTHROW;
+/** *ismember becomes 1 if unitid is a member of g, else 0. */
 dart_ret_t dart_group_ismember(const dart_group_t g, dart_global_unit_t unitid,
                                int32_t *ismember) DART_NOTHROW;
+/** *size becomes the number of members of g. */
 dart_ret_t dart_group_size(const dart_group_t g, size_t *size) DART_NOTHROW;
 /** Writes the members, sorted, to unitids (room for dart_group_size). */
 dart_ret_t dart_group_getmembers(const dart_group_t g,
@@ -90,14 +103,26 @@ dart_ret_t dart_team_create(dart_team_t teamid, const dart_group_t group,
 dart_ret_t dart_team_destroy(dart_team_t *teamid) DART_NOTHROW;
 /** A new team with the members of \c team (collective over it). */
 dart_ret_t dart_team_clone(dart_team_t team, dart_team_t *newteam) DART_NOTHROW;
+/** The caller's id in team \c teamid (its rank among the members). */
 dart_ret_t dart_team_myid(dart_team_t teamid,
                           dart_team_unit_t *myid) DART_NOTHROW;
+/** The number of units in team \c teamid. */
 dart_ret_t dart_team_size(dart_team_t teamid, size_t *size) DART_NOTHROW;
+/** The caller's global id (its id in DART_TEAM_ALL). */
 dart_ret_t dart_myid(dart_global_unit_t *myid) DART_NOTHROW;
+/** The number of units in DART_TEAM_ALL. */
 dart_ret_t dart_size(size_t *size) DART_NOTHROW;
+/**
+ * The global id of the unit with id \c localid in \c team. DART_ERR_INVAL
+ * for an id outside 0 .. team size - 1.
+ */
 dart_ret_t dart_team_unit_l2g(dart_team_t team, dart_team_unit_t localid,
                               dart_global_unit_t *globalid) DART_NOTHROW;
-/** DART_ERR_NOTFOUND if globalid is not a member of team. */
+/**
+ * The id in \c team of the unit with global id \c globalid.
+ * DART_ERR_NOTFOUND (and DART_UNDEFINED_UNIT_ID in *localid) if it is not a
+ * member (without a log line).
+ */
 dart_ret_t dart_team_unit_g2l(dart_team_t team, dart_global_unit_t globalid,
                               dart_team_unit_t *localid) DART_NOTHROW;
 

@@ -15,6 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/**
+ * \def DART_NOTHROW
+ * Ends every DART function declaration: \c noexcept (C++11) or \c throw()
+ * (older C++) in C++, empty in C. DART functions report errors by their
+ * return value and never throw.
+ */
 #ifdef __cplusplus
 #if __cplusplus >= 201103L
 #define DART_NOTHROW noexcept
@@ -29,6 +35,7 @@
 extern "C" {
 #endif
 
+/** Defined wherever the DART interface headers are included. */
 #define DART_INTERFACE_ON
 
 /** Return values of all DART functions. */
@@ -42,25 +49,36 @@ typedef enum {
   DART_ERR_OTHER   = 999  /**< any other error */
 } dart_ret_t;
 
+/** Exit code of a successful run. */
 #define DART_EXIT_SUCCESS  0
+/** Exit code for dart_abort after an unrecoverable error. */
 #define DART_EXIT_ABORT    1
+/** Exit code for dart_abort after a failed assertion. */
 #define DART_EXIT_ASSERT  -6
 
 /** Unit id: a rank in DART_TEAM_ALL or in a team. */
 typedef int32_t dart_unit_t;
 
+/** The id of no unit. */
 #define DART_UNDEFINED_UNIT_ID ((dart_unit_t)(-1))
 
-/** A unit id relative to DART_TEAM_ALL. */
+/**
+ * A unit id relative to DART_TEAM_ALL: the unit's rank in MPI_COMM_WORLD.
+ * A distinct type so that global and team ids cannot be mixed up.
+ */
 typedef struct {
-  dart_unit_t id;
+  dart_unit_t id; /**< rank in DART_TEAM_ALL, 0 .. dart_size - 1 */
 } dart_global_unit_t;
 
-/** A unit id relative to a team. */
+/**
+ * A unit id relative to a team: the unit's rank in the team, whose members
+ * are ordered by global id.
+ */
 typedef struct {
-  dart_unit_t id;
+  dart_unit_t id; /**< rank in the team, 0 .. team size - 1 */
 } dart_team_unit_t;
 
+/** A dart_global_unit_t holding \c unit. */
 static inline dart_global_unit_t dart_create_global_unit(dart_unit_t unit)
 {
   dart_global_unit_t u;
@@ -68,6 +86,7 @@ static inline dart_global_unit_t dart_create_global_unit(dart_unit_t unit)
   return u;
 }
 
+/** A dart_team_unit_t holding \c unit. */
 static inline dart_team_unit_t dart_create_team_unit(dart_unit_t unit)
 {
   dart_team_unit_t u;
@@ -75,17 +94,30 @@ static inline dart_team_unit_t dart_create_team_unit(dart_unit_t unit)
   return u;
 }
 
+/** The global unit id \c u (a dart_global_unit_t). */
 #define DART_GLOBAL_UNIT_ID(u) (dart_create_global_unit(u))
+/** The team unit id \c u (a dart_team_unit_t). */
 #define DART_TEAM_UNIT_ID(u) (dart_create_team_unit(u))
-#define DART_UNDEFINED_TEAM_UNIT_ID (dart_create_team_unit(DART_UNDEFINED_UNIT_ID))
+/** The team unit id of no unit. */
+#define DART_UNDEFINED_TEAM_UNIT_ID \
+  (dart_create_team_unit(DART_UNDEFINED_UNIT_ID))
+/** The global unit id of no unit. */
 #define DART_UNDEFINED_GLOBAL_UNIT_ID \
   (dart_create_global_unit(DART_UNDEFINED_UNIT_ID))
 
-/** Team id; unique over the life of the program. */
+/**
+ * Team id. dart_team_create hands out ids in increasing order and never
+ * reuses one, so an id names one team over the life of the program. Ids end
+ * at 32767; creating a team beyond is DART_ERR_OTHER.
+ */
 typedef int16_t dart_team_t;
 
+/** The team of all units; it exists from dart_init to dart_exit. */
 #define DART_TEAM_ALL ((dart_team_t)0)
+/** No team: what a unit outside the new team gets from dart_team_create,
+ * and what dart_team_destroy leaves behind. */
 #define DART_TEAM_NULL ((dart_team_t)-1)
+/** The team id of no team (equal to DART_TEAM_NULL). */
 #define DART_UNDEFINED_TEAM_ID ((dart_team_t)-1)
 
 /**
@@ -94,20 +126,28 @@ typedef int16_t dart_team_t;
  */
 typedef intptr_t dart_datatype_t;
 
-#define DART_TYPE_UNDEFINED   ((dart_datatype_t)0)
-#define DART_TYPE_BYTE        ((dart_datatype_t)1)
-#define DART_TYPE_SHORT       ((dart_datatype_t)2)
-#define DART_TYPE_INT         ((dart_datatype_t)3)
-#define DART_TYPE_UINT        ((dart_datatype_t)4)
-#define DART_TYPE_LONG        ((dart_datatype_t)5)
-#define DART_TYPE_ULONG       ((dart_datatype_t)6)
-#define DART_TYPE_LONGLONG    ((dart_datatype_t)7)
-#define DART_TYPE_ULONGLONG   ((dart_datatype_t)8)
-#define DART_TYPE_FLOAT       ((dart_datatype_t)9)
-#define DART_TYPE_DOUBLE      ((dart_datatype_t)10)
-#define DART_TYPE_LONG_DOUBLE ((dart_datatype_t)11)
-#define DART_TYPE_LAST        ((dart_datatype_t)12)
+#define DART_TYPE_UNDEFINED   ((dart_datatype_t)0)  /**< no type (invalid) */
+#define DART_TYPE_BYTE        ((dart_datatype_t)1)  /**< a byte; signed char
+                                                         in reductions and
+                                                         atomics */
+#define DART_TYPE_SHORT       ((dart_datatype_t)2)  /**< short */
+#define DART_TYPE_INT         ((dart_datatype_t)3)  /**< int */
+#define DART_TYPE_UINT        ((dart_datatype_t)4)  /**< unsigned int */
+#define DART_TYPE_LONG        ((dart_datatype_t)5)  /**< long */
+#define DART_TYPE_ULONG       ((dart_datatype_t)6)  /**< unsigned long */
+#define DART_TYPE_LONGLONG    ((dart_datatype_t)7)  /**< long long */
+#define DART_TYPE_ULONGLONG   ((dart_datatype_t)8)  /**< unsigned long long */
+#define DART_TYPE_FLOAT       ((dart_datatype_t)9)  /**< float */
+#define DART_TYPE_DOUBLE      ((dart_datatype_t)10) /**< double */
+#define DART_TYPE_LONG_DOUBLE ((dart_datatype_t)11) /**< long double */
+#define DART_TYPE_LAST        ((dart_datatype_t)12) /**< one past the basic
+                                                         types */
 
+/**
+ * \def DART_TYPE_SIZET
+ * The basic type of size_t: DART_TYPE_ULONG where size_t is as wide as
+ * unsigned long, else DART_TYPE_ULONGLONG.
+ */
 #if defined(__SIZEOF_SIZE_T__) && defined(__SIZEOF_LONG__) && \
     (__SIZEOF_SIZE_T__ == __SIZEOF_LONG__)
 #define DART_TYPE_SIZET DART_TYPE_ULONG
@@ -118,24 +158,32 @@ typedef intptr_t dart_datatype_t;
 /** Reduction and accumulation operations. */
 typedef uintptr_t dart_operation_t;
 
-#define DART_OP_UNDEFINED ((dart_operation_t)0)
-#define DART_OP_MIN       ((dart_operation_t)1)
-#define DART_OP_MAX       ((dart_operation_t)2)
-#define DART_OP_MINMAX    ((dart_operation_t)3)
-#define DART_OP_SUM       ((dart_operation_t)4)
-#define DART_OP_PROD      ((dart_operation_t)5)
-#define DART_OP_BAND      ((dart_operation_t)6)
-#define DART_OP_LAND      ((dart_operation_t)7)
-#define DART_OP_BOR       ((dart_operation_t)8)
-#define DART_OP_LOR       ((dart_operation_t)9)
-#define DART_OP_BXOR      ((dart_operation_t)10)
-#define DART_OP_LXOR      ((dart_operation_t)11)
-#define DART_OP_REPLACE   ((dart_operation_t)12)
-#define DART_OP_NO_OP     ((dart_operation_t)13)
-#define DART_OP_LAST      ((dart_operation_t)14)
+#define DART_OP_UNDEFINED ((dart_operation_t)0)  /**< no operation (invalid) */
+#define DART_OP_MIN       ((dart_operation_t)1)  /**< minimum */
+#define DART_OP_MAX       ((dart_operation_t)2)  /**< maximum */
+#define DART_OP_MINMAX    ((dart_operation_t)3)  /**< minimum and maximum of
+                                                      {min, max} pairs
+                                                      (reductions only) */
+#define DART_OP_SUM       ((dart_operation_t)4)  /**< sum */
+#define DART_OP_PROD      ((dart_operation_t)5)  /**< product */
+#define DART_OP_BAND      ((dart_operation_t)6)  /**< bitwise and (integers) */
+#define DART_OP_LAND      ((dart_operation_t)7)  /**< logical and (integers) */
+#define DART_OP_BOR       ((dart_operation_t)8)  /**< bitwise or (integers) */
+#define DART_OP_LOR       ((dart_operation_t)9)  /**< logical or (integers) */
+#define DART_OP_BXOR      ((dart_operation_t)10) /**< bitwise exclusive or
+                                                      (integers) */
+#define DART_OP_LXOR      ((dart_operation_t)11) /**< logical exclusive or
+                                                      (integers) */
+#define DART_OP_REPLACE   ((dart_operation_t)12) /**< the operand replaces the
+                                                      value (atomic write) */
+#define DART_OP_NO_OP     ((dart_operation_t)13) /**< the value stays (atomic
+                                                      read) */
+#define DART_OP_LAST      ((dart_operation_t)14) /**< one past the predefined
+                                                      operations */
 
-/** Index of the minimum and maximum in a DART_OP_MINMAX pair. */
+/** Index of the minimum in a DART_OP_MINMAX pair. */
 #define DART_OP_MINMAX_MIN 0
+/** Index of the maximum in a DART_OP_MINMAX pair. */
 #define DART_OP_MINMAX_MAX 1
 
 /**
@@ -145,104 +193,156 @@ typedef uintptr_t dart_operation_t;
 typedef void (*dart_operator_t)(const void *invec, void *inoutvec, size_t len,
                                 void *user_data);
 
+/** Thread support asked for with dart_init_thread, and provided. */
 typedef enum {
-  DART_THREAD_SINGLE   = 0,
-  DART_THREAD_MULTIPLE = 10
+  DART_THREAD_SINGLE   = 0,  /**< one thread per unit calls DART */
+  DART_THREAD_MULTIPLE = 10  /**< several threads of a unit may call DART
+                                  (MPI_THREAD_MULTIPLE); each header says
+                                  what holds for its functions */
 } dart_thread_support_level_t;
 
 /* ---- Hardware locality (functions in dart_locality.h) ---- */
 
 /* HOST_NAME_MAX is 64 on Linux; fixed where the feature macros hide it so
  * that the structs below have one layout in every translation unit. */
+/**
+ * \def DART_LOCALITY_HOST_MAX_SIZE
+ * Room for a host name in the locality records, terminating NUL included:
+ * HOST_NAME_MAX where <limits.h> defines it, else 64.
+ */
 #if defined(HOST_NAME_MAX)
 #define DART_LOCALITY_HOST_MAX_SIZE ((int)(HOST_NAME_MAX))
 #else
 #define DART_LOCALITY_HOST_MAX_SIZE ((int)(64))
 #endif
+/** Room for a domain tag (".0.1"), terminating NUL included. */
 #define DART_LOCALITY_DOMAIN_TAG_MAX_SIZE ((int)(32))
+/** Entries of dart_hwinfo_t::scopes: the deepest hierarchy described. */
 #define DART_LOCALITY_MAX_DOMAIN_SCOPES ((int)(12))
+/** The interface's limit on the CPUs of one unit. */
 #define DART_LOCALITY_UNIT_MAX_CPUS ((int)(64))
+/** The interface's limit on NUMA domain ids. */
 #define DART_LOCALITY_MAX_NUMA_ID ((int)(16))
+/** Entries of the per-cache-level arrays of dart_hwinfo_t (L1 first). */
 #define DART_LOCALITY_MAX_CACHE_LEVELS ((int)(5))
 
+/**
+ * Levels of the locality hierarchy, outermost first; a larger value is a
+ * narrower scope. A team's domain tree (dart_locality.h) uses GLOBAL, NODE,
+ * MODULE, NUMA, CORE and UNIT; dart_domain_group adds GROUP.
+ */
 typedef enum {
-  DART_LOCALITY_SCOPE_UNDEFINED = -1,
-  DART_LOCALITY_SCOPE_GLOBAL    = 0,
-  DART_LOCALITY_SCOPE_GROUP     = 1,
-  DART_LOCALITY_SCOPE_NETWORK   = 50,
-  DART_LOCALITY_SCOPE_NODE      = 100,
-  DART_LOCALITY_SCOPE_MODULE    = 200,
-  DART_LOCALITY_SCOPE_NUMA      = 300,
-  DART_LOCALITY_SCOPE_UNIT      = 400,
-  DART_LOCALITY_SCOPE_PACKAGE   = 500,
-  DART_LOCALITY_SCOPE_UNCORE    = 510,
-  DART_LOCALITY_SCOPE_CACHE     = 530,
-  DART_LOCALITY_SCOPE_CORE      = 550,
-  DART_LOCALITY_SCOPE_CPU       = 600
+  DART_LOCALITY_SCOPE_UNDEFINED = -1,  /**< no scope */
+  DART_LOCALITY_SCOPE_GLOBAL    = 0,   /**< all units of a team (the root) */
+  DART_LOCALITY_SCOPE_GROUP     = 1,   /**< a group of sibling domains made
+                                            by dart_domain_group */
+  DART_LOCALITY_SCOPE_NETWORK   = 50,  /**< an interconnect */
+  DART_LOCALITY_SCOPE_NODE      = 100, /**< a node (or an emulated node of
+                                            DART_UNITS_PER_NODE units) */
+  DART_LOCALITY_SCOPE_MODULE    = 200, /**< a processing module of a node */
+  DART_LOCALITY_SCOPE_NUMA      = 300, /**< a NUMA domain */
+  DART_LOCALITY_SCOPE_UNIT      = 400, /**< one unit (a process) */
+  DART_LOCALITY_SCOPE_PACKAGE   = 500, /**< a processor package (socket) */
+  DART_LOCALITY_SCOPE_UNCORE    = 510, /**< a package's uncore */
+  DART_LOCALITY_SCOPE_CACHE     = 530, /**< a CPU cache */
+  DART_LOCALITY_SCOPE_CORE      = 550, /**< a physical core */
+  DART_LOCALITY_SCOPE_CPU       = 600  /**< a logical CPU (hardware
+                                            thread) */
 } dart_locality_scope_t;
 
+/** A position in the hierarchy: a scope and an index in it. */
 typedef struct {
-  dart_locality_scope_t scope;
-  int index;
+  dart_locality_scope_t scope; /**< the scope */
+  int index;                   /**< the domain's index among its siblings
+                                    at that scope */
 } dart_locality_scope_pos_t;
 
+/**
+ * Hardware information of a unit: hwloc's view of its node (or of the
+ * topology DART_TOPOLOGY names). A value that is not known is -1.
+ */
 typedef struct {
-  char host[DART_LOCALITY_HOST_MAX_SIZE];
-  int num_cores;
-  int num_numa;
-  int numa_id;
-  int num_sockets;
-  int core_id;
-  int cpu_id;
-  int min_cpu_mhz;
-  int max_cpu_mhz;
+  char host[DART_LOCALITY_HOST_MAX_SIZE]; /**< host name of the node */
+  int num_cores;   /**< number of cores of the node */
+  int num_numa;    /**< number of NUMA domains of the node */
+  int numa_id;     /**< the NUMA domain of the unit's core */
+  int num_sockets; /**< number of processor packages of the node */
+  int core_id;     /**< the unit's core (hwloc's logical index) */
+  int cpu_id;      /**< the unit's logical CPU (hwloc's logical index) */
+  int min_cpu_mhz; /**< lowest clock frequency of the CPUs, in MHz */
+  int max_cpu_mhz; /**< highest clock frequency of the CPUs, in MHz */
+  /** cache sizes in bytes by level, L1 first */
   int cache_sizes[DART_LOCALITY_MAX_CACHE_LEVELS];
+  /** cache line sizes in bytes by level, L1 first */
   int cache_line_sizes[DART_LOCALITY_MAX_CACHE_LEVELS];
+  /** ids of the unit's caches by level, L1 first */
   int cache_ids[DART_LOCALITY_MAX_CACHE_LEVELS];
-  int min_threads;
-  int max_threads;
-  int max_shmem_mbps;
-  int system_memory_bytes;
-  int numa_memory_bytes;
+  int min_threads; /**< fewest hardware threads per core */
+  int max_threads; /**< most hardware threads per core */
+  int max_shmem_mbps;      /**< shared-memory bandwidth in MB/s */
+  int system_memory_bytes; /**< memory of the node, in MiB (an int holds
+                                no more) */
+  int numa_memory_bytes;   /**< memory of the unit's NUMA domain, in
+                                MiB */
+  /** the unit's ancestor domains, innermost first */
   dart_locality_scope_pos_t scopes[DART_LOCALITY_MAX_DOMAIN_SCOPES];
-  int num_scopes;
+  int num_scopes; /**< valid entries of \c scopes */
 } dart_hwinfo_t;
 
+/** Where a module lies: its node, its name and its position. */
 typedef struct {
-  char host[DART_LOCALITY_HOST_MAX_SIZE];
-  char module[DART_LOCALITY_HOST_MAX_SIZE];
-  dart_locality_scope_pos_t pos;
+  char host[DART_LOCALITY_HOST_MAX_SIZE];   /**< host name of the node */
+  char module[DART_LOCALITY_HOST_MAX_SIZE]; /**< name of the module */
+  dart_locality_scope_pos_t pos; /**< scope and index of the module */
 } dart_module_location_t;
 
 struct dart_domain_locality_s;
+/** A domain of the locality hierarchy (dart_locality.h). */
 typedef struct dart_domain_locality_s dart_domain_locality_t;
 
+/**
+ * A domain of the locality hierarchy: a node, module, NUMA domain, core or
+ * unit with the domains below it. Trees are made and owned as
+ * dart_locality.h describes; clients read the fields and change them only
+ * through the dart_domain_* functions.
+ */
 struct dart_domain_locality_s {
-  char host[DART_LOCALITY_HOST_MAX_SIZE];
+  char host[DART_LOCALITY_HOST_MAX_SIZE]; /**< host name of the domain's
+                                               node */
+  /** the domain's tag: the relative indices from the root, dot-separated
+   * ("." is the root, ".0.1" the second child of the root's first child) */
   char domain_tag[DART_LOCALITY_DOMAIN_TAG_MAX_SIZE];
-  struct dart_domain_locality_s **aliases;
-  int num_aliases;
-  dart_locality_scope_t scope;
-  int level;
-  int global_index;
-  int relative_index;
-  struct dart_domain_locality_s *parent;
-  int num_domains;
-  struct dart_domain_locality_s **children;
-  int is_symmetric;
-  dart_team_t team;
-  int num_units;
-  dart_global_unit_t *unit_ids;
-  int num_nodes;
-  int node_id;
-  int num_cores;
-  int shared_mem_bytes;
+  struct dart_domain_locality_s **aliases; /**< other domains that stand
+                                                for the same hardware */
+  int num_aliases;             /**< entries of \c aliases */
+  dart_locality_scope_t scope; /**< the domain's scope */
+  int level;                   /**< depth in the tree, the root is 0 */
+  int global_index;            /**< index among all domains of its scope */
+  int relative_index;          /**< index among its parent's children */
+  struct dart_domain_locality_s *parent; /**< the parent, NULL at the
+                                              root */
+  int num_domains;             /**< number of children */
+  struct dart_domain_locality_s **children; /**< the \c num_domains
+                                                 children */
+  int is_symmetric;            /**< nonzero when the children have the same
+                                    hardware */
+  dart_team_t team;            /**< the team whose hierarchy this is */
+  int num_units;               /**< number of units below the domain */
+  dart_global_unit_t *unit_ids; /**< their global ids, ascending */
+  int num_nodes;               /**< number of nodes the domain spans */
+  int node_id;                 /**< index of the domain's node; -1 when it
+                                    spans several */
+  int num_cores;               /**< number of cores in the domain */
+  int shared_mem_bytes;        /**< memory all the domain's units share (0
+                                    when they span nodes) */
 };
 
+/** A unit's locality: who it is, its hardware and its leaf domain. */
 typedef struct {
-  dart_team_unit_t unit;
-  dart_team_t team;
-  dart_hwinfo_t hwinfo;
+  dart_team_unit_t unit; /**< the unit's id in \c team */
+  dart_team_t team;      /**< the team the record belongs to */
+  dart_hwinfo_t hwinfo;  /**< the unit's hardware */
+  /** tag of the unit's domain in the team's hierarchy */
   char domain_tag[DART_LOCALITY_DOMAIN_TAG_MAX_SIZE];
 } dart_unit_locality_t;
 
