@@ -1,11 +1,81 @@
 // The headers from C++: DART_GPTR_NULL and the gptr helpers, unit id
-// constructors, and a round trip through global memory the way a container
-// library moves a global pointer between units.
+// constructors, functions of every header noexcept (DART_NOTHROW), and a
+// round trip through global memory the way a container library moves a
+// global pointer between units.
 #include <dart/dart.h>
 #include <dart/dart_ext.h>
+#include <dart/dart_locality.h>
 
 #include <cstdio>
 #include <vector>
+
+// Unevaluated calls: a sample of every header (test/headers.cmake checks
+// all functions in C++17, where noexcept is part of the type).
+namespace nothrow {
+int argc;
+char **argv;
+dart_thread_support_level_t level;
+dart_config_t *config;
+dart_datatype_t type;
+dart_operation_t op;
+dart_group_t group;
+dart_team_t team;
+dart_global_unit_t unit;
+dart_team_unit_t team_unit;
+size_t size;
+dart_gptr_t gptr;
+void *addr;
+int value;
+dart_handle_t handle;
+dart_lock_t lock;
+dart_domain_locality_t *domain;
+dart_unit_locality_t *unit_loc;
+dart_path_t path;
+
+static_assert(noexcept(dart_type_create_custom(8, &type)), "dart_types.h");
+static_assert(noexcept(dart_op_destroy(&op)), "dart_types.h");
+static_assert(noexcept(dart_init(&argc, &argv)), "dart_initialization.h");
+static_assert(noexcept(dart_init_thread(&argc, &argv, &level)),
+              "dart_initialization.h");
+static_assert(noexcept(dart_exit()), "dart_initialization.h");
+static_assert(noexcept(dart_initialized()), "dart_initialization.h");
+static_assert(noexcept(dart_abort(DART_EXIT_ABORT)), "dart_initialization.h");
+static_assert(noexcept(dart_config(&config)), "dart_config.h");
+static_assert(noexcept(dart_group_create(&group)), "dart_team_group.h");
+static_assert(noexcept(dart_team_create(DART_TEAM_ALL, group, &team)),
+              "dart_team_group.h");
+static_assert(noexcept(dart_team_unit_l2g(team, team_unit, &unit)),
+              "dart_team_group.h");
+static_assert(noexcept(dart_group_locality_split(
+                  group, domain, DART_LOCALITY_SCOPE_NODE, 1, &size, &group)),
+              "dart_team_group.h");
+static_assert(noexcept(dart_gptr_getaddr(gptr, &addr)), "dart_globmem.h");
+static_assert(noexcept(dart_team_memalloc_aligned(DART_TEAM_ALL, 1,
+                                                  DART_TYPE_INT, &gptr)),
+              "dart_globmem.h");
+static_assert(noexcept(dart_memfree(gptr)), "dart_globmem.h");
+static_assert(noexcept(dart_barrier(DART_TEAM_ALL)), "dart_communication.h");
+static_assert(noexcept(dart_allreduce(&value, &value, 1, DART_TYPE_INT,
+                                      DART_OP_SUM, DART_TEAM_ALL)),
+              "dart_communication.h");
+static_assert(noexcept(dart_put_blocking(gptr, &value, 1, DART_TYPE_INT,
+                                         DART_TYPE_INT)),
+              "dart_communication.h");
+static_assert(noexcept(dart_wait(&handle)), "dart_communication.h");
+static_assert(noexcept(dart_team_lock_init(DART_TEAM_ALL, &lock)),
+              "dart_synchronization.h");
+static_assert(noexcept(dart_lock_acquire(lock)), "dart_synchronization.h");
+static_assert(noexcept(dart_lock_initialized(lock)),
+              "dart_synchronization.h");
+static_assert(noexcept(dart_domain_team_locality(DART_TEAM_ALL, ".",
+                                                 &domain)),
+              "dart_locality.h");
+static_assert(noexcept(dart_unit_locality(DART_TEAM_ALL, team_unit,
+                                          &unit_loc)),
+              "dart_locality.h");
+static_assert(noexcept(dart_gptr_getaddr_shared(gptr, &addr)), "dart_ext.h");
+static_assert(noexcept(dart_gptr_path(gptr, &path)), "dart_ext.h");
+}  // namespace nothrow
 
 static int failures = 0;
 #define EXPECT(cond)                                                       \
@@ -21,7 +91,8 @@ int main(int argc, char **argv)
   static_assert(sizeof(dart_gptr_t) == 16, "gptr is 16 bytes");
   dart_gptr_t null = DART_GPTR_NULL;
   EXPECT(DART_GPTR_ISNULL(null));
-  EXPECT(null.teamid == DART_TEAM_NULL && null.unitid == DART_UNDEFINED_UNIT_ID);
+  EXPECT(null.teamid == DART_TEAM_NULL &&
+         null.unitid == DART_UNDEFINED_UNIT_ID);
 
   EXPECT(dart_init(&argc, &argv) == DART_OK);
   dart_team_unit_t me;

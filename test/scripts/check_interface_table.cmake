@@ -1,0 +1,53 @@
+# cmake -DHEADERS=<include/dart> -DTABLE=<test_interface.c>
+#       -DEXTENSIONS=<header,header,...> -P check_interface_table.cmake
+#
+# The table of test_interface.c (its FN(name) entries) names every function
+# that the public headers declare, but for the headers of our extensions,
+# once and nothing else. Fails with the names that differ.
+cmake_minimum_required(VERSION 3.20)
+foreach(var HEADERS TABLE EXTENSIONS)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "check_interface_table: ${var} is not set")
+  endif()
+endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/DartHeaderFunctions.cmake)
+string(REPLACE "," ";" extensions "${EXTENSIONS}")
+
+file(GLOB headers ${HEADERS}/*.h)
+set(declared "")
+foreach(header IN LISTS headers)
+  get_filename_component(name ${header} NAME)
+  if(NOT name IN_LIST extensions)
+    dart_header_functions(${header} functions)
+    list(APPEND declared ${functions})
+  endif()
+endforeach()
+
+file(READ ${TABLE} source)
+string(REGEX MATCHALL "FN\\(dart_[a-z0-9_]+\\)" entries "${source}")
+set(listed "")
+foreach(entry IN LISTS entries)
+  string(REGEX MATCH "dart_[a-z0-9_]+" name "${entry}")
+  list(APPEND listed ${name})
+endforeach()
+
+set(problems "")
+foreach(f IN LISTS declared)
+  if(NOT f IN_LIST listed)
+    string(APPEND problems "  ${f}: declared in a header, not in the table\n")
+  endif()
+endforeach()
+set(seen "")
+foreach(f IN LISTS listed)
+  if(NOT f IN_LIST declared)
+    string(APPEND problems "  ${f}: in the table, declared in no header\n")
+  elseif(f IN_LIST seen)
+    string(APPEND problems "  ${f}: in the table twice\n")
+  endif()
+  list(APPEND seen ${f})
+endforeach()
+list(LENGTH declared num_declared)
+if(problems)
+  message(FATAL_ERROR "interface table of ${TABLE}:\n${problems}")
+endif()
+message(STATUS "interface table: all ${num_declared} functions listed")
