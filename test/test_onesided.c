@@ -792,6 +792,22 @@ int main(int argc, char **argv)
     CHECK_OK(dart_barrier(DART_TEAM_ALL));
   }
 
+  /* A handle outlives its team: the destruction completed the put, so the
+   * wait succeeds (it once flushed the freed team). */
+  {
+    dart_team_t team = DART_TEAM_NULL;
+    CHECK_OK(dart_team_clone(DART_TEAM_ALL, &team));
+    dart_gptr_t g;
+    CHECK_OK(dart_team_memalloc_aligned(team, 8, DART_TYPE_BYTE, &g));
+    CHECK_OK(dart_gptr_setunit(&g, DART_TEAM_UNIT_ID((me + 1) % units)));
+    const char v[8] = "handle";
+    dart_handle_t h = DART_HANDLE_NULL;
+    CHECK_OK(dart_put_handle(g, v, 8, DART_TYPE_BYTE, DART_TYPE_BYTE, &h));
+    CHECK_OK(dart_team_destroy(&team));
+    CHECK_OK(dart_wait(&h));
+    CHECK(h == DART_HANDLE_NULL);
+  }
+
   for (int i = 1; i < 7; i++) {
     if (i == 5) continue;
     CHECK_OK(dart_type_destroy(&L[i].type));

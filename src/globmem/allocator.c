@@ -20,7 +20,31 @@ struct dart_allocator_struct {
   int myid;         /* in the pool's team */
   dart__ralloc_t ra;
   mtx_t lock;
+  /* in the list of live or of retired allocators (new and destroy are
+   * collective: one thread per unit changes the lists) */
+  struct dart_allocator_struct *prev, *next;
 };
+
+/* Live allocators, which dart_exit retires, and retired ones, kept for
+ * reuse: a stale copy of a handle reads a dead allocator rather than freed
+ * memory (until the memory serves a new allocator). */
+static dart_allocator_t live, retired;
+
+/* Frees what a live allocator holds and moves it to the retired ones. */
+static void retire(dart_allocator_t a)
+{
+  if (a->prev)
+    a->prev->next = a->next;
+  else
+    live = a->next;
+  if (a->next) a->next->prev = a->prev;
+  a->magic = 0;
+  dart__base__ralloc_destroy(&a->ra);
+  mtx_destroy(&a->lock);
+  a->prev = NULL;
+  a->next = retired;
+  retired = a;
+}
 
 static bool valid(const char *func, dart_allocator_t a)
 {
@@ -38,25 +62,34 @@ dart_ret_t dart_allocator_new(size_t pool_size, dart_team_t team,
     DART_LOG_ERROR("new_allocator is NULL");
     return DART_ERR_INVAL;
   }
-  dart_allocator_t a = calloc(1, sizeof *a);
-  if (a == NULL) return DART_ERR_NOMEM;
+  dart_allocator_t a = retired;
+  if (a != NULL)
+    retired = a->next;
+  else if ((a = calloc(1, sizeof *a)) == NULL)
+    return DART_ERR_NOMEM;
   dart_ret_t ret =
       dart_team_memalloc_aligned(team, pool_size, DART_TYPE_BYTE, &a->pool);
-  if (ret != DART_OK) {
-    free(a);
-    return ret;
-  }
+  if (ret != DART_OK) goto fail;
   a->myid = dart__team__get(team)->myid;
   if (dart__base__ralloc_init(&a->ra, pool_size) != 0 ||
       mtx_init(&a->lock, mtx_plain) != thrd_success) {
     dart__base__ralloc_destroy(&a->ra);
     dart_team_memfree(a->pool);
-    free(a);
-    return DART_ERR_NOMEM;
+    ret = DART_ERR_NOMEM;
+    goto fail;
   }
   a->magic = ALLOCATOR_MAGIC;
+  a->prev = NULL;
+  a->next = live;
+  if (live) live->prev = a;
+  live = a;
   *new_allocator = a;
   return DART_OK;
+
+fail:
+  a->next = retired; /* never live: back with the retired ones */
+  retired = a;
+  return ret;
 }
 
 dart_ret_t dart_allocator_alloc(size_t nelem, dart_datatype_t dtype,
@@ -116,10 +149,12 @@ dart_ret_t dart_allocator_destroy(dart_allocator_t *allocator)
   dart_allocator_t a = *allocator;
   dart_ret_t ret = dart_team_memfree(a->pool);
   if (ret != DART_OK) return ret;
-  a->magic = 0;
-  dart__base__ralloc_destroy(&a->ra);
-  mtx_destroy(&a->lock);
-  free(a);
+  retire(a);
   *allocator = NULL;
   return DART_OK;
+}
+
+void dart__globmem__allocators_fini(void)
+{
+  while (live) retire(live);
 }

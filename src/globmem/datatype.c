@@ -82,11 +82,22 @@ void dart__globmem__dtype_fini(void)
   mtx_destroy(&derived_lock);
 }
 
+/* The slot id of a derived type's value; false for values beyond every
+ * slot (checked before the cast, which would wrap them onto live ones). */
+static bool derived_id(dart_datatype_t type, uint32_t *id)
+{
+  if (type < DART__DTYPE_FIRST_DERIVED ||
+      type - DART__DTYPE_FIRST_DERIVED > (dart_datatype_t)UINT32_MAX)
+    return false;
+  *id = (uint32_t)(type - DART__DTYPE_FIRST_DERIVED);
+  return true;
+}
+
 const dart__dtype_t *dart__globmem__dtype_derived(dart_datatype_t type)
 {
-  if (type < DART__DTYPE_FIRST_DERIVED) return NULL;
-  derived_t *d = dart__base__slots_get(
-      &derived, (uint32_t)(type - DART__DTYPE_FIRST_DERIVED));
+  uint32_t id;
+  derived_t *d = derived_id(type, &id) ? dart__base__slots_get(&derived, id)
+                                       : NULL;
   return d ? &d->type : NULL;
 }
 
@@ -408,12 +419,9 @@ dart_ret_t dart_type_destroy(dart_datatype_t *dart_type)
   }
   mtx_lock(&derived_lock);
   derived_t *d = NULL;
-  if (*dart_type >= DART__DTYPE_FIRST_DERIVED)
-    d = dart__base__slots_get(
-        &derived, (uint32_t)(*dart_type - DART__DTYPE_FIRST_DERIVED));
-  if (d != NULL)
-    dart__base__slots_remove(&derived,
-                             (uint32_t)(*dart_type - DART__DTYPE_FIRST_DERIVED));
+  uint32_t id;
+  if (derived_id(*dart_type, &id)) d = dart__base__slots_get(&derived, id);
+  if (d != NULL) dart__base__slots_remove(&derived, id);
   mtx_unlock(&derived_lock);
   if (d == NULL) {
     DART_LOG_ERROR("datatype %ld is not a live derived type", (long)*dart_type);

@@ -32,6 +32,9 @@ typedef struct {
 dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
                                        size_t span, dart__target_t *target);
 
+/* This unit's grown pool chunk c (from 1): false beyond the last one. */
+bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size);
+
 /*
  * Validates gptr for an access of span bytes and finds its route: O(1), no
  * allocation. Logs as func and returns DART_ERR_INVAL for a gptr that does
@@ -93,6 +96,11 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg);
  * like the pool, so its own atomics follow the pool's atomics path.
  */
 void dart__globmem__wide_lock(int unit, dart__target_t *target);
+
+/* At dart_exit: retires the allocators the program did not destroy, as
+ * dart_allocator_destroy does (their pools go with their teams'
+ * segments). */
+void dart__globmem__allocators_fini(void);
 
 /* The local pool (segment 0 of DART_TEAM_ALL). */
 dart_ret_t dart__globmem__pool_init(void);

@@ -61,14 +61,14 @@ dart_ret_t dart_gptr_setaddr(dart_gptr_t *gptr, void *addr)
     return DART_OK;
   }
   if (seg->kind == DART__SEG_POOL) {
-    for (uint64_t c = 1; c < DART__POOL_MAX_CHUNKS; c++) {
-      dart__target_t target;
-      g.addr_or_offs.offset = c << DART__POOL_CHUNK_SHIFT;
-      if (dart__globmem__pool_resolve(__func__, g, 0, &target) != DART_OK)
-        break;
-      const dart__route_t *r = target.route;
-      if (at >= r->base && (size_t)(at - r->base) <= r->size) {
-        g.addr_or_offs.offset |= (uint64_t)(at - r->base);
+    /* our grown chunks (not through pool_resolve: it logs past the last) */
+    char *base;
+    size_t size;
+    for (uint64_t c = 1; dart__globmem__pool_own_chunk(c, &base, &size);
+         c++) {
+      if (at >= base && (size_t)(at - base) <= size) {
+        g.addr_or_offs.offset =
+            c << DART__POOL_CHUNK_SHIFT | (uint64_t)(at - base);
         *gptr = g;
         return DART_OK;
       }

@@ -105,6 +105,16 @@ void dart__globmem__op_fini(void)
   if (op_keyval != MPI_KEYVAL_INVALID) MPI_Type_free_keyval(&op_keyval);
 }
 
+/* The slot id of a user operation's value; false for values beyond every
+ * slot (checked before the cast, which would wrap them onto live ones). */
+static bool user_id(dart_operation_t op, uint32_t *id)
+{
+  if (op < DART__OP_FIRST_USER || op - DART__OP_FIRST_USER > UINT32_MAX)
+    return false;
+  *id = (uint32_t)(op - DART__OP_FIRST_USER);
+  return true;
+}
+
 dart_ret_t dart__globmem__op_mpi(const char *func, dart_operation_t op,
                                  const dart__dtype_t *t, MPI_Op *mpi_op,
                                  MPI_Datatype *mpi_type, size_t *per_mpi_elem)
@@ -112,8 +122,9 @@ dart_ret_t dart__globmem__op_mpi(const char *func, dart_operation_t op,
   *per_mpi_elem = 1;
   *mpi_type = t->mpi_elem;
   if (op >= DART__OP_FIRST_USER) {
-    user_op_t *u = dart__base__slots_get(&user_ops,
-                                         (uint32_t)(op - DART__OP_FIRST_USER));
+    uint32_t id;
+    user_op_t *u =
+        user_id(op, &id) ? dart__base__slots_get(&user_ops, id) : NULL;
     if (u == NULL) {
       DART_LOG_ERROR_IN(func, "unknown operation %lu", (unsigned long)op);
       return DART_ERR_INVAL;
@@ -209,8 +220,8 @@ dart_ret_t dart_op_destroy(dart_operation_t *op)
   }
   user_op_t *u = NULL;
   mtx_lock(&user_ops_lock);
-  if (*op >= DART__OP_FIRST_USER) {
-    uint32_t id = (uint32_t)(*op - DART__OP_FIRST_USER);
+  uint32_t id;
+  if (user_id(*op, &id)) {
     u = dart__base__slots_get(&user_ops, id);
     if (u) dart__base__slots_remove(&user_ops, id);
   }

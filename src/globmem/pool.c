@@ -126,6 +126,8 @@ static int pool_grow(size_t bytes)
     return -1;
   }
   size_t size = pool.chunk[pool.nchunks - 1].size * 2;
+  /* DART_LOCAL_POOL may be 0: doubling needs a start */
+  if (size == 0) size = DART__POOL_HEADER;
   while (size < bytes) size *= 2;
   char *base = mmap(NULL, size, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -308,6 +310,16 @@ void dart__globmem__wide_lock(int unit, dart__target_t *target)
   dir_target(unit, offsetof(pool_dir_t, wide_lock), sizeof(uint64_t), target);
 }
 
+bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size)
+{
+  if (c == 0 || c >= (uint64_t)atomic_load_explicit(&pool.nchunks,
+                                                     memory_order_acquire))
+    return false;
+  *base = pool.chunk[c].base;
+  *size = pool.chunk[c].size;
+  return true;
+}
+
 dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
                                        size_t span, dart__target_t *target)
 {
@@ -315,7 +327,9 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
   uint64_t c = gptr.addr_or_offs.offset >> DART__POOL_CHUNK_SHIFT;
   uint64_t offset = gptr.addr_or_offs.offset & OFFSET_MASK;
   dart__route_t *route = &target->grown;
-  if (c == 0 || c >= DART__POOL_MAX_CHUNKS) goto out_of_bounds;
+  /* chunks beyond the directory never exist (and reading their entries
+   * would read past the header) */
+  if (c == 0 || c > DIR_ENTRIES) goto out_of_bounds;
   if (unit == dart__rt.myid) {
     if (c >= (uint64_t)atomic_load_explicit(&pool.nchunks,
                                              memory_order_acquire))

@@ -47,7 +47,7 @@ dart_handle_t dart__onesided__handle_new(dart__team_t *team, int unit,
   dart_handle_t h = free_list;
   free_list = h->next_free;
   h->state = HANDLE_LIVE;
-  h->team = team;
+  h->team = team->id;
   h->path = path;
   h->unit = unit;
   h->is_put = is_put;

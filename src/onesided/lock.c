@@ -26,11 +26,13 @@ struct dart_lock_struct {
   dart_gptr_t mem;  /* team unit 0, word 0 */
   bool held;
   struct dart_lock_struct *next_free;
+  struct dart_lock_struct *prev_live, *next_live;
 };
 
 /* Destroyed locks are kept for reuse, so that a stale copy of a pointer
- * reads a dead lock rather than freed memory. */
-static struct dart_lock_struct *free_locks;
+ * reads a dead lock rather than freed memory; live ones are listed, so that
+ * dart_exit can retire them. */
+static struct dart_lock_struct *free_locks, *live_locks;
 static mtx_t free_lock;
 static once_flag free_lock_once = ONCE_FLAG_INIT;
 
@@ -101,7 +103,13 @@ dart_ret_t dart_team_lock_init(dart_team_t teamid, dart_lock_t *lock)
   mine[GRANTED] = 0;
   /* the words are set everywhere before anyone uses the lock */
   if ((ret = dart_barrier(teamid)) != DART_OK) goto fail_mem;
+  mtx_lock(&free_lock);
   l->state = LOCK_LIVE;
+  l->prev_live = NULL;
+  l->next_live = live_locks;
+  if (live_locks) live_locks->prev_live = l;
+  live_locks = l;
+  mtx_unlock(&free_lock);
   *lock = l;
   return DART_OK;
 
@@ -129,8 +137,13 @@ dart_ret_t dart_team_lock_destroy(dart_lock_t *lock)
     return DART_ERR_INVAL;
   }
   if ((ret = dart_team_memfree(l->mem)) != DART_OK) return ret;
-  l->state = 0;
   mtx_lock(&free_lock);
+  l->state = 0;
+  if (l->prev_live)
+    l->prev_live->next_live = l->next_live;
+  else
+    live_locks = l->next_live;
+  if (l->next_live) l->next_live->prev_live = l->prev_live;
   l->next_free = free_locks;
   free_locks = l;
   mtx_unlock(&free_lock);
@@ -222,6 +235,20 @@ dart_ret_t dart_lock_release(dart_lock_t lock)
   if ((ret = swap(word(lock, next, GRANTED), 1, &old)) != DART_OK) return ret;
   lock->held = false;
   return DART_OK;
+}
+
+void dart__onesided__locks_fini(void)
+{
+  call_once(&free_lock_once, free_lock_init);
+  mtx_lock(&free_lock);
+  while (live_locks) {
+    struct dart_lock_struct *l = live_locks;
+    live_locks = l->next_live;
+    l->state = 0;
+    l->next_free = free_locks;
+    free_locks = l;
+  }
+  mtx_unlock(&free_lock);
 }
 
 bool dart_lock_initialized(struct dart_lock_struct const *lock)

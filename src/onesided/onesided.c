@@ -177,8 +177,11 @@ static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
 {
   dart_handle_t h = *handle;
   const dart__path_ops_t *path = dart__onesided__paths[h->path];
-  dart_ret_t ret = local && h->is_put ? path->flush_local(h->team, h->unit)
-                                      : path->flush(h->team, h->unit);
+  dart__team_t *team = dart__team__get(h->team);
+  dart_ret_t ret = DART_OK;
+  if (team != NULL)
+    ret = local && h->is_put ? path->flush_local(team, h->unit)
+                             : path->flush(team, h->unit);
   if (ret != DART_OK) {
     DART_LOG_ERROR_IN(func, "completing the operation on unit %d failed",
                       h->unit);
@@ -202,6 +205,11 @@ static dart_ret_t wait_all(const char *func, dart_handle_t handles[], size_t n,
     if (ret != DART_OK) return ret;
   }
   for (size_t i = 0; i < n; i++) {
+    /* a handle listed twice is complete (and released) after its first
+     * entry: releasing it again would hand it out twice */
+    if (handles[i] != DART_HANDLE_NULL &&
+        !dart__onesided__handle_live(handles[i]))
+      handles[i] = DART_HANDLE_NULL;
     if (handles[i] == DART_HANDLE_NULL) continue;
     dart_ret_t ret = complete(func, &handles[i], local);
     if (ret != DART_OK) return ret;

@@ -164,7 +164,9 @@ struct dart_handle_struct {
   uint32_t state; /* HANDLE_LIVE while in use */
   bool is_put;
   int path;
-  dart__team_t *team;
+  /* by id: a team destroyed before the wait has completed the operation
+   * (and team ids are never reused) */
+  dart_team_t team;
   int unit;
   struct dart_handle_struct *next_free;
 };
@@ -198,5 +200,10 @@ void dart__onesided__progress_stop(void);
 
 /* Frees what the handles took (at dart_exit). */
 void dart__onesided__fini(void);
+
+/* At dart_exit: retires the locks the program did not destroy (their words
+ * go with their teams' allocations; the structures stay for stale
+ * copies, as destroyed ones do). */
+void dart__onesided__locks_fini(void);
 
 #endif

@@ -227,6 +227,8 @@ dart_ret_t dart_exit(void)
   dart__onesided__acc_complete();
   dart__onesided__progress_stop();
   dart__onesided__fini();
+  dart__onesided__locks_fini();
+  dart__globmem__allocators_fini();
   dart__team__fini_all();
   dart__cma__fini();
   dart__ucx__fini();
