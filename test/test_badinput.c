@@ -8,76 +8,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "dart_test.h"
+#include "dart_test_capture.h"
 
 #include <dart/dart_ext.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static int me, nunits;
-
-/* ---- stderr capture: each bad call must log exactly one line ---- */
-
-static FILE *log_file;
-static int log_fd = -1, saved_stderr = -1;
-static off_t log_pos;
-static int bad_calls;
-
-static void capture_init(void)
-{
-  log_file = tmpfile();
-  saved_stderr = dup(2);
-  if (log_file == NULL || saved_stderr < 0) {
-    fprintf(stderr, "[unit %d] cannot capture stderr\n", me);
-    exit(1);
-  }
-  log_fd = fileno(log_file);
-}
-
-static void capture_begin(void)
-{
-  fflush(stderr);
-  dup2(log_fd, 2);
-}
-
-/* Restores stderr and checks the call's result and what it logged. */
-static void capture_end(int line, const char *call, const char *func,
-                        dart_ret_t got, dart_ret_t want)
-{
-  struct stat st;
-  char text[2048];
-  fflush(stderr);
-  dup2(saved_stderr, 2);
-  bad_calls++;
-  fstat(log_fd, &st);
-  size_t len = (size_t)(st.st_size - log_pos);
-  if (len > sizeof text - 1) len = sizeof text - 1;
-  ssize_t r = pread(log_fd, text, len, log_pos);
-  text[r > 0 ? r : 0] = '\0';
-  log_pos = st.st_size;
-  int lines = 0;
-  for (char *p = text; *p; p++) lines += *p == '\n';
-  for (char *p = text; *p; p++)
-    if (*p == '\n' && p[1] != '\0') *p = '|';
-  if (r > 0 && text[r - 1] == '\n') text[r - 1] = '\0';
-  if (got != want)
-    FAIL_AT(line, "%s returned %d, not %d (log: \"%s\")", call, (int)got,
-          (int)want, text);
-  if (lines != 1)
-    FAIL_AT(line, "%s logged %d lines, not 1: \"%s\"", call, lines, text);
-  else if (strstr(text, func) == NULL)
-    FAIL_AT(line, "%s: the log line does not name %s: \"%s\"", call, func,
-          text);
-}
-
-/* One bad call: its result must be want, with one log line naming func. */
-#define BAD(want, func, call)                                  \
-  do {                                                         \
-    capture_begin();                                           \
-    dart_ret_t bad_ret_ = (call);                              \
-    capture_end(__LINE__, #call, func, bad_ret_, want);        \
-  } while (0)
-#define INVAL(func, call) BAD(DART_ERR_INVAL, func, call)
 
 /* ---- state that must not change ---- */
 
@@ -697,8 +634,7 @@ int main(int argc, char **argv)
   check_dbuf(__LINE__);
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
   CHECK_OK(dart_team_memfree(g));
-  if (me == 0) printf("%d bad calls checked on unit 0\n", bad_calls);
-  fclose(log_file);
-  close(saved_stderr);
+  if (me == 0) printf("%ld bad calls checked on unit 0\n", capture_bad_calls);
+  capture_fini();
   return dart_test_finish();
 }

@@ -21,7 +21,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "dart_test.h"
+#include "dart_test_capture.h"
 
 #include <dart/dart_locality.h>
 #include <hwloc.h>
@@ -36,70 +36,6 @@ static int upn; /* DART_UNITS_PER_NODE; 0: all units on this one host */
 #define TAG_MAX DART_LOCALITY_DOMAIN_TAG_MAX_SIZE
 #define MAX_CORES 512
 #define MAX_UNITS 64
-
-/* ---- stderr capture: each bad call must log exactly one line ---- */
-
-static FILE *log_file;
-static int log_fd = -1, saved_stderr = -1;
-static off_t log_pos;
-
-static void capture_init(void)
-{
-  log_file = tmpfile();
-  saved_stderr = dup(2);
-  if (log_file == NULL || saved_stderr < 0) {
-    fprintf(stderr, "[unit %d] cannot capture stderr\n", me);
-    exit(1);
-  }
-  log_fd = fileno(log_file);
-}
-
-static void capture_begin(void)
-{
-  fflush(stderr);
-  dup2(log_fd, 2);
-}
-
-/* Restores stderr and returns what was logged since capture_begin. */
-static int capture_end(char *text, size_t size)
-{
-  struct stat st;
-  fflush(stderr);
-  dup2(saved_stderr, 2);
-  fstat(log_fd, &st);
-  size_t len = (size_t)(st.st_size - log_pos);
-  if (len > size - 1) len = size - 1;
-  ssize_t r = pread(log_fd, text, len, log_pos);
-  text[r > 0 ? r : 0] = '\0';
-  log_pos = st.st_size;
-  int lines = 0;
-  for (char *p = text; *p; p++) lines += *p == '\n';
-  return lines;
-}
-
-static void check_bad(int line, const char *call, const char *func,
-                      dart_ret_t got, dart_ret_t want)
-{
-  char text[2048];
-  int lines = capture_end(text, sizeof text);
-  if (got != want)
-    FAIL_AT(line, "%s returned %d, not %d (log: \"%s\")", call, (int)got,
-            (int)want, text);
-  if (lines != 1)
-    FAIL_AT(line, "%s logged %d lines, not 1: \"%s\"", call, lines, text);
-  else if (strstr(text, func) == NULL)
-    FAIL_AT(line, "%s: the log line does not name %s: \"%s\"", call, func,
-            text);
-}
-
-/* One bad call: its result must be want, with one log line naming func. */
-#define BAD(want, func, call)                                \
-  do {                                                       \
-    capture_begin();                                         \
-    dart_ret_t bad_ret_ = (call);                            \
-    check_bad(__LINE__, #call, func, bad_ret_, want);        \
-  } while (0)
-#define INVAL(func, call) BAD(DART_ERR_INVAL, func, call)
 
 /* ---- the expected hardware ---- */
 
@@ -1657,7 +1593,6 @@ int main(int argc, char **argv)
   test_subteams(root);
   test_bad_input(root);
   test_rebuild();
-  fclose(log_file);
-  close(saved_stderr);
+  capture_fini();
   return dart_test_finish();
 }

@@ -27,7 +27,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "dart_test.h"
+#include "dart_test_capture.h"
 
 #include <dart/dart_ext.h>
 #include <sys/stat.h>
@@ -49,60 +49,16 @@ static int me, nunits;
 
 /* ---- stderr capture: each bad call logs one line, a good one none ---- */
 
-static FILE *log_file;
-static int log_fd = -1, saved_stderr = -1;
-static off_t log_pos; /* what has been read of the log file */
 static char context[200]; /* the gptr of the current attempt */
 static long calls_bad, calls_good;
 
-static void capture_init(void)
-{
-  log_file = tmpfile();
-  saved_stderr = dup(2);
-  if (log_file == NULL || saved_stderr < 0) {
-    fprintf(stderr, "[unit %d] cannot capture stderr\n", me);
-    exit(1);
-  }
-  log_fd = fileno(log_file);
-}
-
-static void capture_begin(void)
-{
-  fflush(stderr);
-  dup2(log_fd, 2);
-}
-
 /* Restores stderr and checks a call that must succeed (good) or fail with
  * DART_ERR_INVAL, logging one line that names func. */
-static void capture_end(int line, const char *call, const char *func,
-                        dart_ret_t got, bool good)
+static void check_call(int line, const char *call, const char *func,
+                       dart_ret_t got, bool good)
 {
-  struct stat st;
   char text[1024];
-  fflush(stderr);
-  dup2(saved_stderr, 2);
-  fstat(log_fd, &st);
-  ssize_t r = 0;
-  if (st.st_size > log_pos) {
-    size_t len = (size_t)(st.st_size - log_pos);
-    r = pread(log_fd, text, len < sizeof text - 1 ? len : sizeof text - 1,
-              log_pos);
-    log_pos = st.st_size;
-    /* now and then, empty the file (stderr shares its offset) */
-    if (log_pos > (1 << 20)) {
-      if (ftruncate(log_fd, 0) != 0 || lseek(log_fd, 0, SEEK_SET) != 0) {
-        fprintf(stderr, "[unit %d] cannot reset the log capture\n", me);
-        exit(1);
-      }
-      log_pos = 0;
-    }
-  }
-  text[r > 0 ? r : 0] = '\0';
-  int lines = 0;
-  for (char *p = text; *p; p++) lines += *p == '\n';
-  for (char *p = text; *p; p++)
-    if (*p == '\n' && p[1] != '\0') *p = '|';
-  if (r > 0 && text[r - 1] == '\n') text[r - 1] = '\0';
+  int lines = capture_end(text, sizeof text);
   dart_ret_t want = good ? DART_OK : DART_ERR_INVAL;
   if (good)
     calls_good++;
@@ -123,7 +79,7 @@ static void capture_end(int line, const char *call, const char *func,
   do {                                              \
     capture_begin();                                \
     dart_ret_t try_ret_ = (call);                   \
-    capture_end(line, #call, func, try_ret_, good); \
+    check_call(line, #call, func, try_ret_, good);  \
   } while (0)
 
 /* ---- the allocations and their model ---- */
@@ -1029,7 +985,6 @@ int main(int argc, char **argv)
     printf("unit 0: %ld rejected and %ld accepted calls checked\n", calls_bad,
            calls_good);
   teardown();
-  fclose(log_file);
-  close(saved_stderr);
+  capture_fini();
   return dart_test_finish();
 }
