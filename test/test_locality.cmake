@@ -7,12 +7,20 @@
 set(locality_layouts node upn1 upn2 upn3)
 dart_add_test(locality SOURCES test_locality.c LAYOUTS ${locality_layouts}
               UCX)
+# the recorded and synthetic topologies: their layouts in the release
+# build, the physical node in the sanitizer build
+set(xml_layouts ${locality_layouts})
+set(smt_layouts node upn2 upn3)
+if(DART_SANITIZE)
+  set(xml_layouts node)
+  set(smt_layouts node)
+endif()
 dart_add_test(locality_xml SOURCES test_locality.c
-  LAYOUTS ${locality_layouts}
+  LAYOUTS ${xml_layouts}
   ENV DART_TOPOLOGY=${CMAKE_CURRENT_SOURCE_DIR}/topologies/2pkg-2numa-4core.xml
   ARGS --shape 2,2,4,1 --caches 49152,524288,8388608 --numa-mib 256)
 dart_add_test(locality_smt SOURCES test_locality.c
-  LAYOUTS node upn2 upn3
+  LAYOUTS ${smt_layouts}
   ENV "DART_TOPOLOGY=package:1 numa:2 core:3 pu:2"
   ARGS --shape 1,2,3,2 --caches none --numa-mib 1024)
 dart_add_test(locality_bad_synthetic SOURCES test_locality.c UNITS 1 2
