@@ -25,27 +25,15 @@ if(DART_SANITIZE)
   set(DART_FAULT_CASES "")
 endif()
 
-add_executable(test_faults test_faults.c)
-target_link_libraries(test_faults PRIVATE dart dart_build_flags)
-target_include_directories(test_faults PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-if(DART_SANITIZE)
-  target_sources(test_faults PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/keep_dso.c)
-  target_link_options(test_faults PRIVATE -rdynamic)
-endif()
+dart_test_program(test_faults test_faults.c)
 
 set(fault_driver ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fault_run.sh)
 math(EXPR fault_ctest_timeout "${DART_TEST_TIMEOUT} + 30")
 # A unit that faults leaves everything allocated: no leak report there.
 set(fault_env "")
-set(exit_env "")
 if(DART_SANITIZE)
   set(fault_env "ASAN_OPTIONS=detect_leaks=0"
                 "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
-  set(lsan_supp ${CMAKE_CURRENT_SOURCE_DIR}/lsan.supp)
-  set(exit_env
-    "ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:exitcode=1"
-    "LSAN_OPTIONS=suppressions=${lsan_supp}:print_suppressions=0"
-    "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
 
 foreach(fault_case IN LISTS DART_FAULT_CASES)
@@ -104,5 +92,5 @@ foreach(run_case IN LISTS DART_FAULT_EXIT_RUNS)
                    $<TARGET_FILE:test_faults> exit)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${fault_ctest_timeout}
     LABELS "mpi;faults"
-    ENVIRONMENT "${exit_env};DART_LOCAL_POOL=1M;${layout_env}")
+    ENVIRONMENT "${DART_SANITIZER_ENV};DART_LOCAL_POOL=1M;${layout_env}")
 endforeach()
