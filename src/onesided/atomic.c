@@ -2,66 +2,21 @@
  * Public atomic operations: validate, resolve, dispatch to the segment's
  * atomics path (CPU atomics on shared memory, or the remote path's atomics
  * for every unit when the segment spans nodes). The arithmetic of one
- * element lives here, shared by the paths' compare-and-swap loops.
+ * element, shared by the paths' compare-and-swap loops, is in
+ * atomic_apply.h.
  */
 #include <dart/dart_communication.h>
 #include <string.h>
 
 #include "onesided/acc_queue.h"
+#include "onesided/atomic_apply.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
-
-/*
- * One element: r = x op y in T. SUM and PROD go through ARITH: plain for
- * floating point, WRAPPING for integers (unsigned long long arithmetic
- * wraps like the CPU's atomics instead of overflowing a signed type).
- * EXTRA adds the operations of integers only.
- */
-#define APPLY(T, ARITH, EXTRA)                                               \
-  do {                                                                       \
-    T x, y, r;                                                               \
-    memcpy(&x, old, sizeof x);                                               \
-    memcpy(&y, operand, sizeof y);                                           \
-    switch (a->op) {                                                         \
-    case DART_OP_MIN: r = y < x ? y : x; break;                              \
-    case DART_OP_MAX: r = y > x ? y : x; break;                              \
-    case DART_OP_SUM: r = (T)ARITH(+); break;                                \
-    case DART_OP_PROD: r = (T)ARITH(*); break;                               \
-    EXTRA                                                                    \
-    case DART_OP_REPLACE: r = y; break;                                      \
-    default: r = x; break; /* DART_OP_NO_OP */                               \
-    }                                                                        \
-    memcpy(out, &r, sizeof r);                                               \
-  } while (0)
-#define PLAIN(op) (x op y)
-#define WRAPPING(op) ((unsigned long long)x op (unsigned long long)y)
-#define INTEGER_OPS                                                          \
-  case DART_OP_BAND: r = x & y; break;                                       \
-  case DART_OP_BOR: r = x | y; break;                                        \
-  case DART_OP_BXOR: r = x ^ y; break;                                       \
-  case DART_OP_LAND: r = x && y; break;                                      \
-  case DART_OP_LOR: r = x || y; break;                                       \
-  case DART_OP_LXOR: r = !x != !y; break;
-#define APPLY_INT(T) APPLY(T, WRAPPING, INTEGER_OPS)
-#define APPLY_FLOAT(T) APPLY(T, PLAIN, )
 
 void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
                                   const void *operand, void *out)
 {
-  if (operand == NULL) operand = old; /* NO_OP needs no operand */
-  switch (a->type) {
-  case DART_TYPE_BYTE: APPLY_INT(signed char); break;
-  case DART_TYPE_SHORT: APPLY_INT(short); break;
-  case DART_TYPE_INT: APPLY_INT(int); break;
-  case DART_TYPE_UINT: APPLY_INT(unsigned); break;
-  case DART_TYPE_LONG: APPLY_INT(long); break;
-  case DART_TYPE_ULONG: APPLY_INT(unsigned long); break;
-  case DART_TYPE_LONGLONG: APPLY_INT(long long); break;
-  case DART_TYPE_ULONGLONG: APPLY_INT(unsigned long long); break;
-  case DART_TYPE_FLOAT: APPLY_FLOAT(float); break;
-  case DART_TYPE_DOUBLE: APPLY_FLOAT(double); break;
-  default: APPLY_FLOAT(long double); break; /* DART_TYPE_LONG_DOUBLE */
-  }
+  dart__atomic_apply_value((int)a->type, (int)a->op, old, operand, out);
 }
 
 /* The operations that apply atomically to one element, as bit masks:

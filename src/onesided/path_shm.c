@@ -171,20 +171,24 @@ void dart__onesided__acc_apply(void)
   dart__onesided__acc_queued = 0;
 }
 
-/* Accumulates the caller could queue are queued before they get here
- * (acc_queue.h). */
-static dart_ret_t shm_atomic(const dart__atomic_t *a)
+void dart__onesided__cpu_atomic(const dart__atomic_t *a, char *p)
 {
-  const dart__target_t *t = a->target;
-  char *p = t->route->base + t->offset;
   if (a->kind != DART__ATOMIC_ACCUMULATE) {
     cpu_element(a, p, a->values, a->result);
-    return DART_OK;
+    return;
   }
   const char *operand = a->values;
   for (size_t i = 0; i < a->nelem; i++)
     cpu_element(a, p + i * a->size, operand ? operand + i * a->size : NULL,
                 NULL);
+}
+
+/* Accumulates the caller could queue are queued before they get here
+ * (acc_queue.h). */
+static dart_ret_t shm_atomic(const dart__atomic_t *a)
+{
+  const dart__target_t *t = a->target;
+  dart__onesided__cpu_atomic(a, t->route->base + t->offset);
   return DART_OK;
 }
 
