@@ -19,6 +19,8 @@ extern "C" {
  * A load/store address for the memory \c gptr points to, when the caller can
  * reach it directly: its own part, or a node peer's host-memory part of a
  * collective allocation or of the local pool (like OpenSHMEM's shmem_ptr).
+ * For device memory (dart_memkind.h) it is a device address: the own
+ * part, or a node peer's part mapped through CUDA IPC.
  * Otherwise *addr is NULL and the result DART_OK. Stores through the address
  * are ordered with other units by dart_barrier or dart_flush (DESIGN.md).
  */
@@ -33,6 +35,10 @@ typedef enum {
   DART_PATH_CMA  = 4, /**< a node peer's private memory through
                            process_vm_readv/writev (registered memory,
                            grown dart_memalloc pool) */
+  DART_PATH_IPC  = 5, /**< device memory, the caller's own or a node
+                           peer's (CUDA IPC; dart_memkind.h) */
+  DART_PATH_STAGE = 6, /**< device memory on another node, through
+                            pinned host buffers (dart_memkind.h) */
   DART_PATH_COUNT     /**< the number of paths */
 } dart_path_t;
 
@@ -65,8 +71,8 @@ dart_ret_t dart_path_count(dart_path_t path, uint64_t *count) DART_NOTHROW;
 dart_ret_t dart_transport_paths(dart_path_t *remote,
                                 dart_path_t *peer_private) DART_NOTHROW;
 
-/** A short name of a path ("self", "shm", "mpi", "ucx", "cma"), or NULL if
- * unknown. */
+/** A short name of a path ("self", "shm", "mpi", "ucx", "cma", "ipc",
+ * "stage"), or NULL if unknown. */
 const char *dart_path_name(dart_path_t path) DART_NOTHROW;
 
 /** The number of (emulated) nodes and the caller's node index. */

@@ -17,6 +17,7 @@ typedef enum {
   ENV_BOOL,
   ENV_SIZE,
   ENV_TRANSPORT,
+  ENV_DEVICE, /* "auto" (-1) or an index */
   ENV_STRING /* a char array of DART__ENV_STRING_MAX */
 } env_kind_t;
 
@@ -65,6 +66,17 @@ static const env_var_t env_table[] = {
   {"DART_INFO", ENV_BOOL, "0",
    "1: unit 0 prints this table and the paths at init",
    offsetof(dart__config_t, info)},
+  {"DART_GPU", ENV_BOOL, "1",
+   "0: use no CUDA device (device memory unavailable, no check of local "
+   "buffers)",
+   offsetof(dart__config_t, gpu)},
+  {"DART_GPU_DEVICE", ENV_DEVICE, "auto",
+   "this unit's CUDA device: auto (node-local rank modulo devices) or an "
+   "index",
+   offsetof(dart__config_t, gpu_device)},
+  {"DART_GPU_EMULATE", ENV_COUNT, "0",
+   "n > 0: n emulated devices of host memory instead of CUDA (tests)",
+   offsetof(dart__config_t, gpu_emulate)},
   {"DART_TOPOLOGY", ENV_STRING, "",
    "hwloc topology of every node: empty = this machine, *.xml = an XML "
    "file, else a synthetic description",
@@ -142,6 +154,13 @@ static int parse_one(const env_var_t *var, const char *text)
       }
 #endif
       return -1;
+    case ENV_DEVICE:
+      if (strcasecmp(text, "auto") == 0) {
+        *(int *)field = -1;
+        return 0;
+      }
+      return parse_one(&(env_var_t){.kind = ENV_COUNT, .field = var->field},
+                       text);
     case ENV_STRING:
       /* what the string means is checked where it is used */
       if (strlen(text) >= DART__ENV_STRING_MAX) return -1;
@@ -181,6 +200,12 @@ void dart__base__env_print(FILE *out)
       case ENV_LEVEL:
         snprintf(value, sizeof value, "%s", level_names[*(const int *)field]);
         break;
+      case ENV_DEVICE:
+        if (*(const int *)field < 0) {
+          shown = "auto";
+          break;
+        }
+        /* fall through */
       case ENV_COUNT:
       case ENV_BOOL:
         snprintf(value, sizeof value, "%d", *(const int *)field);

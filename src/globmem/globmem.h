@@ -82,11 +82,13 @@ dart__globmem__resolve(const char *func, dart_gptr_t gptr, size_t span,
   return DART_OK;
 }
 
-/* Collective: a segment on team of bytes per unit (user memory at addr for
- * registrations), entered in the team's segment table. */
+/* Collective: a segment on team of bytes per unit in memory of memkind
+ * (dart_memkind_t; user memory at addr for registrations), entered in the
+ * team's segment table. */
 dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
-                                     dart__seg_kind_t kind, size_t bytes,
-                                     void *addr, dart__segment_t **out);
+                                     dart__seg_kind_t kind, int memkind,
+                                     size_t bytes, void *addr,
+                                     dart__segment_t **out);
 /* Collective: completes access to the segment and frees it. */
 dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg);
 

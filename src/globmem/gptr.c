@@ -2,6 +2,7 @@
 #include <dart/dart_globmem.h>
 
 #include "globmem/globmem.h"
+#include "gpu/gpu.h"
 #include "team/runtime.h"
 
 dart_ret_t dart_gptr_getaddr(const dart_gptr_t gptr, void **addr)
@@ -14,8 +15,11 @@ dart_ret_t dart_gptr_getaddr(const dart_gptr_t gptr, void **addr)
   dart__target_t target;
   dart_ret_t ret = dart__globmem__resolve(__func__, gptr, 0, &target);
   if (ret != DART_OK) return ret;
-  *addr = target.route->path == DART__PATH_SELF
-              ? target.route->base + target.offset : NULL;
+  /* the own part of a device segment: its device address */
+  bool own = target.route->path == DART__PATH_SELF ||
+             (target.route->path == DART__PATH_IPC &&
+              target.unit == target.team->myid);
+  *addr = own ? target.route->base + target.offset : NULL;
   return DART_OK;
 }
 
@@ -30,8 +34,14 @@ dart_ret_t dart_gptr_getaddr_shared(dart_gptr_t gptr, void **addr)
   dart_ret_t ret = dart__globmem__resolve(__func__, gptr, 0, &target);
   if (ret != DART_OK) return ret;
   int path = target.route->path;
-  *addr = path == DART__PATH_SELF || path == DART__PATH_SHM
-              ? target.route->base + target.offset : NULL;
+  char *base = NULL;
+  if (path == DART__PATH_SELF || path == DART__PATH_SHM)
+    base = target.route->base;
+  else if (path == DART__PATH_IPC && /* a device address, mapped now */
+           (ret = dart__gpu__seg_part(target.seg, target.unit, &base)) !=
+               DART_OK)
+    return ret;
+  *addr = base ? base + target.offset : NULL;
   return DART_OK;
 }
 

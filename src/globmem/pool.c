@@ -81,8 +81,8 @@ dart_ret_t dart__globmem__pool_init(void)
   pool.remote = calloc((size_t)all->size, sizeof *pool.remote);
   if (pool.remote == NULL) return DART_ERR_NOMEM;
   dart_ret_t ret = dart__globmem__seg_create(
-      "dart_init", all, DART__SEG_POOL, dart__base__config.local_pool, NULL,
-      &seg);
+      "dart_init", all, DART__SEG_POOL, DART_MEMKIND_HOST,
+      dart__base__config.local_pool, NULL, &seg);
   if (ret != DART_OK) {
     free(pool.remote);
     return ret;

@@ -5,6 +5,7 @@
 #include "base/env.h"
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
+#include "gpu/gpu.h"
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
@@ -39,6 +40,7 @@ static char *align_part(char *base)
 
 static void seg_release(dart__segment_t *seg)
 {
+  if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_release(seg);
   if (seg->ucx.memh || seg->ucx.rkeys) dart__ucx__seg_deregister(seg);
   if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
   if (seg->shm_win != MPI_WIN_NULL) MPI_Win_free(&seg->shm_win);
@@ -47,24 +49,28 @@ static void seg_release(dart__segment_t *seg)
 }
 
 dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
-                                     dart__seg_kind_t kind, size_t bytes,
-                                     void *addr, dart__segment_t **out)
+                                     dart__seg_kind_t kind, int memkind,
+                                     size_t bytes, void *addr,
+                                     dart__segment_t **out)
 {
   const size_t header = kind == DART__SEG_POOL ? DART__POOL_HEADER : 0;
   const size_t part = bytes + header;
   const bool ucx = dart__rt.transport == DART__TRANSPORT_UCX;
   const bool shm = dart__base__config.shm;
+  const bool device = memkind == DART_MEMKIND_CUDA;
   uint64_t *parts = NULL;
   dart_ret_t ret;
-  /* with UCX, peers may still target us until all have arrived (below,
-   * MPI calls block without serving them) */
-  if (ucx && team->size > 1 &&
+  /* with UCX or staged device transfers, peers may still target us until
+   * all have arrived (below, MPI calls block without serving them); the
+   * same choice on every unit */
+  if ((ucx || dart__gpu.staging) && team->size > 1 &&
       (ret = dart__onesided__progress_barrier(func, team->comm)) != DART_OK)
     return ret;
   ret = DART_ERR_NOMEM;
   dart__segment_t *seg = calloc(1, sizeof *seg);
   if (seg == NULL) return DART_ERR_NOMEM;
   seg->kind = kind;
+  seg->memkind = memkind;
   seg->team = team;
   seg->shm_win = MPI_WIN_NULL;
   seg->routes = calloc((size_t)team->size, sizeof *seg->routes);
@@ -72,13 +78,18 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   if (seg->routes == NULL || parts == NULL) goto fail;
   /* some unit is reached through the remote transport: all atomics take it
    * (the same on every unit) */
-  seg->remote = team->size > 1 && (team->node_size < team->size || !shm ||
-                                   kind == DART__SEG_REGISTER);
+  seg->remote = team->size > 1 &&
+                (team->node_size < team->size ||
+                 (!device && (!shm || kind == DART__SEG_REGISTER)));
 
   ret = DART_ERR_OTHER;
   /* node peers' parts: one shared window per node (user memory is private) */
   if (kind == DART__SEG_REGISTER) {
     seg->mybase = addr;
+  } else if (device) {
+    if ((ret = dart__gpu.ops->alloc(part, &seg->gpu.alloc)) != DART_OK)
+      goto fail;
+    seg->mybase = seg->gpu.alloc;
   } else {
     MPI_Info info;
     MPI_Info_create(&info);
@@ -102,8 +113,8 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
 
   /* others reach us through the team's dynamic window: remote units with
    * the MPI transport, and the pool's grown chunks (see pool.c) */
-  bool needs_win = team->size > 1 && ((seg->remote && !ucx) ||
-                                      kind == DART__SEG_POOL);
+  bool needs_win = team->size > 1 && !device &&
+                   ((seg->remote && !ucx) || kind == DART__SEG_POOL);
   MPI_Aint disp = 0;
   if (needs_win) {
     if ((ret = dart__team__ensure_window(team)) != DART_OK) goto fail;
@@ -132,6 +143,13 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     r->size = parts[3 * u] - header;
     r->disp = (MPI_Aint)parts[3 * u + 1] + (MPI_Aint)header;
     r->addr = parts[3 * u + 2] + header;
+    if (device) {
+      /* parts mapped on first use; atomics through the device's */
+      r->path = team->node_rank[u] >= 0 ? DART__PATH_IPC : DART__PATH_STAGE;
+      r->base = u == team->myid ? seg->mybase : NULL;
+      r->atomics = r->path;
+      continue;
+    }
     if (u == team->myid) {
       r->path = DART__PATH_SELF;
       r->base = seg->mybase + header;
@@ -153,8 +171,10 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     }
     r->atomics = seg->remote ? dart__rt.remote_path : DART__PATH_SHM;
   }
-  if (seg->remote && ucx &&
+  if (seg->remote && ucx && !device &&
       (ret = dart__ucx__seg_register(func, seg)) != DART_OK)
+    goto fail;
+  if (device && (ret = dart__gpu__seg_init(func, seg, addr)) != DART_OK)
     goto fail;
 
   uint32_t slot;
@@ -173,6 +193,13 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
                                       : (int16_t)(-(int32_t)slot - 1);
   }
   free(parts);
+  /* staged transfers to this segment may come as soon as a peer returns:
+   * every unit has it in its table first */
+  if (device && seg->remote &&
+      (ret = dart__onesided__progress_barrier(func, team->comm)) != DART_OK) {
+    dart__globmem__seg_destroy(seg);
+    return ret;
+  }
   *out = seg;
   return DART_OK;
 
@@ -191,9 +218,17 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
   if (team->win != MPI_WIN_NULL && dart__team__flush_window(team) != DART_OK)
     ret = DART_ERR_OTHER;
   if (dart__ucx__flush_all() != DART_OK) ret = DART_ERR_OTHER;
+  if (dart__gpu__flush_all() != DART_OK) ret = DART_ERR_OTHER;
   if (dart__onesided__progress_barrier("dart_team_memfree", team->comm) !=
       DART_OK)
     ret = DART_ERR_OTHER;
+  /* every mapping of a device part is closed before its owner frees it */
+  if (seg->memkind == DART_MEMKIND_CUDA) {
+    dart__gpu__seg_unmap(seg);
+    if (dart__onesided__progress_barrier("dart_team_memfree", team->comm) !=
+        DART_OK)
+      ret = DART_ERR_OTHER;
+  }
   if (seg->kind == DART__SEG_ALLOC)
     dart__base__slots_remove(&team->segs.alloc, (uint32_t)seg->id - 1);
   else if (seg->kind == DART__SEG_REGISTER)
@@ -227,9 +262,9 @@ static dart_ret_t alloc_bytes(const char *func, size_t nelem,
 }
 
 static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
-                             dart__seg_kind_t kind, size_t nelem,
-                             dart_datatype_t dtype, void *addr, bool symmetric,
-                             dart_gptr_t *gptr)
+                             dart__seg_kind_t kind, dart_memkind_t memkind,
+                             size_t nelem, dart_datatype_t dtype, void *addr,
+                             bool symmetric, dart_gptr_t *gptr)
 {
   DART__CHECK_INIT_IN(func);
   dart__team_t *team = dart__team__lookup(func, teamid);
@@ -241,11 +276,31 @@ static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
     DART_LOG_ERROR_IN(func, "gptr %p or addr %p is NULL", (void *)gptr, addr);
     return DART_ERR_INVAL;
   }
+  if (memkind != DART_MEMKIND_HOST && memkind != DART_MEMKIND_CUDA) {
+    DART_LOG_ERROR_IN(func, "memory kind %d is unknown", (int)memkind);
+    return DART_ERR_INVAL;
+  }
+  /* the same answer on every unit: any_device is global */
+  if (memkind == DART_MEMKIND_CUDA && !dart__gpu.any_device) {
+    DART_LOG_ERROR_IN(func, "DART_MEMKIND_CUDA needs a CUDA device on every "
+                            "unit (see dart_memkind_device)");
+    return DART_ERR_INVAL;
+  }
+  if (memkind == DART_MEMKIND_HOST && kind == DART__SEG_REGISTER && bytes &&
+      dart__gpu__is_device(addr)) {
+    DART_LOG_ERROR_IN(func, "%p is device memory: register it as "
+                            "DART_MEMKIND_CUDA (dart_memkind.h)", addr);
+    return DART_ERR_INVAL;
+  }
   if (symmetric) {
     /* every unit must register as much as the others: all learn the same */
     uint64_t range[2] = {bytes, ~(uint64_t)bytes}, out[2];
-    DART__MPI_CHECK(MPI_Allreduce(range, out, 2, MPI_UINT64_T, MPI_MAX,
-                                  team->comm));
+    MPI_Request req;
+    DART__MPI_CHECK(MPI_Iallreduce(range, out, 2, MPI_UINT64_T, MPI_MAX,
+                                   team->comm, &req));
+    /* peers may still target us (UCX, staged device transfers) */
+    if ((ret = dart__onesided__progress_wait(func, 1, &req)) != DART_OK)
+      return ret;
     if (out[0] != (uint64_t)~out[1]) {
       DART_LOG_ERROR_IN(func,
                         "units registered different sizes (%zu bytes here)",
@@ -254,7 +309,8 @@ static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
     }
   }
   dart__segment_t *seg;
-  ret = dart__globmem__seg_create(func, team, kind, bytes, addr, &seg);
+  ret = dart__globmem__seg_create(func, team, kind, (int)memkind, bytes, addr,
+                                  &seg);
   if (ret != DART_OK) return ret;
   dart_gptr_t g = DART_GPTR_NULL;
   g.unitid = 0;
@@ -268,24 +324,53 @@ static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
 dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
                                       dart_datatype_t dtype, dart_gptr_t *gptr)
 {
-  return team_alloc(__func__, teamid, DART__SEG_ALLOC, nelem, dtype, NULL,
-                    false, gptr);
+  return team_alloc(__func__, teamid, DART__SEG_ALLOC, DART_MEMKIND_HOST,
+                    nelem, dtype, NULL, false, gptr);
 }
 
 dart_ret_t dart_team_memregister_aligned(dart_team_t teamid, size_t nelem,
                                          dart_datatype_t dtype, void *addr,
                                          dart_gptr_t *gptr)
 {
-  return team_alloc(__func__, teamid, DART__SEG_REGISTER, nelem, dtype, addr,
-                    true, gptr);
+  return team_alloc(__func__, teamid, DART__SEG_REGISTER, DART_MEMKIND_HOST,
+                    nelem, dtype, addr, true, gptr);
 }
 
 dart_ret_t dart_team_memregister(dart_team_t teamid, size_t nlelem,
                                  dart_datatype_t dtype, void *addr,
                                  dart_gptr_t *gptr)
 {
-  return team_alloc(__func__, teamid, DART__SEG_REGISTER, nlelem, dtype, addr,
-                    false, gptr);
+  return team_alloc(__func__, teamid, DART__SEG_REGISTER, DART_MEMKIND_HOST,
+                    nlelem, dtype, addr, false, gptr);
+}
+
+dart_ret_t dart_team_memalloc_kind(dart_team_t teamid, size_t nelem,
+                                   dart_datatype_t dtype, dart_memkind_t kind,
+                                   dart_gptr_t *gptr)
+{
+  return team_alloc(__func__, teamid, DART__SEG_ALLOC, kind, nelem, dtype,
+                    NULL, false, gptr);
+}
+
+dart_ret_t dart_team_memregister_kind(dart_team_t teamid, size_t nlelem,
+                                      dart_datatype_t dtype, void *addr,
+                                      dart_memkind_t kind, dart_gptr_t *gptr)
+{
+  return team_alloc(__func__, teamid, DART__SEG_REGISTER, kind, nlelem, dtype,
+                    addr, false, gptr);
+}
+
+dart_ret_t dart_gptr_memkind(dart_gptr_t gptr, dart_memkind_t *kind)
+{
+  DART__CHECK_INIT();
+  if (kind == NULL) {
+    DART_LOG_ERROR("kind is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart__target_t target;
+  dart_ret_t ret = dart__globmem__resolve(__func__, gptr, 0, &target);
+  if (ret == DART_OK) *kind = (dart_memkind_t)target.seg->memkind;
+  return ret;
 }
 
 static dart_ret_t team_free(const char *func, dart_gptr_t gptr,

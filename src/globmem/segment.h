@@ -7,6 +7,7 @@
 #define DART__GLOBMEM__SEGMENT_H_
 
 #include <dart/dart_globmem.h>
+#include <dart/dart_memkind.h>
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include "base/slots.h"
 
 struct dart__team;
+struct dart__gpu_export;
 
 /* How a unit's part is reached (dart_path_t values). */
 enum {
@@ -23,7 +25,9 @@ enum {
   DART__PATH_SHM = 1,
   DART__PATH_MPI = 2,
   DART__PATH_UCX = 3,
-  DART__PATH_CMA = 4
+  DART__PATH_CMA = 4,
+  DART__PATH_IPC = 5,  /* device memory, own or a node peer's (src/gpu) */
+  DART__PATH_STAGE = 6 /* device memory on another node, host staging */
 };
 
 typedef struct {
@@ -61,6 +65,12 @@ typedef struct dart__segment {
     size_t *packed_off;        /* unit u's at packed + packed_off[u] */
     _Atomic(void *) *rkeys;    /* ucp_rkey_h per unit, on first use */
   } ucx;
+  int memkind; /* dart_memkind_t */
+  struct {     /* device segments (src/gpu/segment_gpu.c) */
+    void *alloc;                    /* what we allocated for our part */
+    struct dart__gpu_export *exports; /* per team unit on our node */
+    _Atomic(char *) *parts;         /* per team unit: mapped part, or NULL */
+  } gpu;
 } dart__segment_t;
 
 /* Per team: positive ids, negative ids, and segment 0. */

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "base/env.h"
+#include "gpu/gpu.h"
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
@@ -19,6 +20,8 @@ const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT] = {
     [DART__PATH_UCX] = &dart__path_ucx,
 #endif
     [DART__PATH_CMA] = &dart__path_cma,
+    [DART__PATH_IPC] = &dart__path_ipc,
+    [DART__PATH_STAGE] = &dart__path_stage,
 };
 
 _Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
@@ -51,6 +54,16 @@ prepare(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   return DART_OK;
 }
 
+dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
+                                   void *local, size_t nelem,
+                                   dart_datatype_t local_type,
+                                   dart_datatype_t remote_type, bool is_put,
+                                   dart__target_t *target, dart__xfer_t *x)
+{
+  return prepare(func, gptr, local, nelem, local_type, remote_type, is_put,
+                 target, x);
+}
+
 static inline __attribute__((always_inline)) dart_ret_t
 transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
          dart_datatype_t local_type, dart_datatype_t remote_type, bool is_put,
@@ -71,6 +84,10 @@ transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   }
   int path = target.route->path;
   dart__onesided__count_op(path);
+  /* device memory on the local side of a host path: through the host */
+  if (__builtin_expect(dart__gpu.ops != NULL, 0) && path < DART__PATH_IPC &&
+      dart__gpu.ops->is_device(local))
+    return dart__gpu__local_xfer(&x, is_put, path, mode, handle);
   return is_put ? dart__onesided__paths[path]->put(&x, mode, handle)
                 : dart__onesided__paths[path]->get(&x, mode, handle);
 }
@@ -133,6 +150,7 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   if (all) {
     atomic_thread_fence(memory_order_seq_cst);
     ret = dart__ucx__flush_all();
+    if (ret == DART_OK) ret = dart__gpu__flush_all();
     return ret == DART_OK ? dart__team__flush_window(team) : ret;
   }
   const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
@@ -335,8 +353,8 @@ dart_ret_t dart_transport_paths(dart_path_t *remote, dart_path_t *peer_private)
 
 const char *dart_path_name(dart_path_t path)
 {
-  static const char *const names[DART_PATH_COUNT] = {"self", "shm", "mpi",
-                                                     "ucx", "cma"};
+  static const char *const names[DART_PATH_COUNT] = {
+      "self", "shm", "mpi", "ucx", "cma", "ipc", "stage"};
   if ((int)path < 0 || path >= DART_PATH_COUNT) return NULL;
   return names[path];
 }

@@ -26,6 +26,14 @@ typedef struct {
   size_t nelem;
 } dart__xfer_t;
 
+/* Validates a put (is_put) or get of the public functions and resolves
+ * its target into *target and *x (for other modules' transfers). */
+dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
+                                   void *local, size_t nelem,
+                                   dart_datatype_t local_type,
+                                   dart_datatype_t remote_type, bool is_put,
+                                   dart__target_t *target, dart__xfer_t *x);
+
 /* Waits politely: a few spins, then give the core away (units are often
  * more than cores). */
 static inline void dart__onesided__backoff(unsigned *spins)
@@ -62,6 +70,10 @@ typedef struct {
 /* *out = old op operand for one element of a->type. */
 void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
                                   const void *operand, void *out);
+
+/* a on the element(s) at p, which this process loads and stores: CPU
+ * atomics (path_shm.c). */
+void dart__onesided__cpu_atomic(const dart__atomic_t *a, char *p);
 
 /* A path: how one route class moves data (one file per path). */
 typedef struct {

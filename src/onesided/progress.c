@@ -3,7 +3,8 @@
  * (Open MPI's osc/pt2pt serves them from its progress engine), and UCX's
  * emulated RMA needs the target to call ucp_worker_progress: while a unit
  * computes without calling DART, or blocks in a plain MPI call, its peers'
- * operations on its memory wait.
+ * operations on its memory wait. So do staged transfers to its device
+ * memory from other nodes (src/gpu/path_stage.c).
  *
  * So blocking waits on MPI requests here poll MPI and UCX together, and
  * the progress thread (DART_PROGRESS_THREAD=1) polls both every
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "base/env.h"
+#include "gpu/gpu.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
@@ -28,7 +30,7 @@ static struct {
 void dart__onesided__wait_turn(unsigned *spins)
 {
   /* served traffic restarts the fast spins: more tends to follow at once */
-  if (dart__ucx__progress() > 0) {
+  if (dart__ucx__progress() > 0 || dart__gpu__stage_serve()) {
     *spins = 0;
     return;
   }
@@ -46,7 +48,9 @@ void dart__onesided__wait_turn(unsigned *spins)
 dart_ret_t dart__onesided__progress_wait(const char *func, int n,
                                          MPI_Request reqs[])
 {
-  const bool poll = dart__rt.transport == DART__TRANSPORT_UCX;
+  const bool poll = dart__rt.transport == DART__TRANSPORT_UCX ||
+                    atomic_load_explicit(&dart__gpu.staged_segments,
+                                         memory_order_relaxed) > 0;
   int ret = MPI_SUCCESS;
   for (int i = 0; i < n && ret == MPI_SUCCESS; i++) {
     int done = 0;
@@ -85,7 +89,8 @@ static void *progress_main(void *arg)
       DART_LOG_ERROR("MPI_Test failed: the progress thread stops");
       break;
     }
-    if (!stopped && dart__ucx__progress() == 0) nanosleep(&pause, NULL);
+    if (!stopped && dart__ucx__progress() == 0 && !dart__gpu__stage_serve())
+      nanosleep(&pause, NULL);
   }
   return NULL;
 }

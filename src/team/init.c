@@ -8,6 +8,7 @@
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
 #include "globmem/op.h"
+#include "gpu/gpu.h"
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
@@ -121,6 +122,7 @@ static void print_info(void)
   printf("  atomics: CPU atomics when a team is on one node, else %s\n",
          remote);
   dart__ucx__print_info(stdout);
+  dart__gpu__print_info(stdout);
   printf("thread support: %s; progress thread: %s\n",
          dart__rt.thread_level == DART_THREAD_MULTIPLE ? "multiple" : "single",
          dart__base__config.progress_thread ? "yes" : "no");
@@ -173,6 +175,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   dart__rt.remote_path = DART__PATH_MPI;
   if ((ret = dart__ucx__init()) != DART_OK) goto fail_teams;
   if ((ret = dart__cma__init()) != DART_OK) goto fail_ucx;
+  if ((ret = dart__gpu__init()) != DART_OK) goto fail_cma_only;
   dart__rt.initialized = true;
   if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_cma;
   if ((ret = dart__onesided__progress_start()) != DART_OK) goto fail_pool;
@@ -183,6 +186,8 @@ fail_pool:
   dart__globmem__pool_fini();
 fail_cma:
   dart__rt.initialized = false;
+  dart__gpu__fini();
+fail_cma_only:
   dart__cma__fini();
 fail_ucx:
   dart__ucx__fini();
@@ -230,6 +235,7 @@ dart_ret_t dart_exit(void)
   dart__onesided__locks_fini();
   dart__globmem__allocators_fini();
   dart__team__fini_all();
+  dart__gpu__fini();
   dart__cma__fini();
   dart__ucx__fini();
   dart__globmem__op_fini();

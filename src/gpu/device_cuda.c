@@ -1,0 +1,241 @@
+/*
+ * The CUDA backend, on the runtime API (which loads the driver itself, so
+ * libdart loads and runs on machines without one). Two driver functions
+ * come through cudaGetDriverEntryPointByVersion: the allocation that holds
+ * a registered pointer (IPC handles name allocations) and its buffer id,
+ * which is unique for the process's lifetime and so keys the peers' IPC
+ * caches by allocation, not address.
+ */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#ifdef DART_HAVE_CUDA_KERNELS
+#include "gpu/kernel.h"
+#endif
+
+typedef CUresult (*address_range_fn)(CUdeviceptr *base, size_t *size,
+                                     CUdeviceptr ptr);
+typedef CUresult (*pointer_attribute_fn)(void *data,
+                                         CUpointer_attribute attribute,
+                                         CUdeviceptr ptr);
+
+static struct {
+  address_range_fn address_range;
+  pointer_attribute_fn pointer_attribute;
+  pthread_mutex_t lock; /* the atomics' operand buffer */
+  char *scratch;        /* pinned, mapped: the device reads and writes it */
+  size_t scratch_size;
+} cuda = {NULL, NULL, PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+
+static dart_ret_t failed(const char *what, cudaError_t err)
+{
+  DART_LOG_ERROR("%s failed: %s", what, cudaGetErrorString(err));
+  return err == cudaErrorMemoryAllocation ? DART_ERR_NOMEM : DART_ERR_OTHER;
+}
+
+static bool entry_point(const char *symbol, void **fn)
+{
+  enum cudaDriverEntryPointQueryResult found;
+  return cudaGetDriverEntryPointByVersion(symbol, fn, 12000, cudaEnableDefault,
+                                          &found) == cudaSuccess &&
+         found == cudaDriverEntryPointSuccess && *fn != NULL;
+}
+
+static int cuda_count(void)
+{
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) { /* no driver or no device: leaves n alone */
+    DART_LOG_INFO("no CUDA device: cudaGetDeviceCount: %s",
+                  cudaGetErrorString(err));
+    cudaGetLastError();
+    return 0;
+  }
+  if (n > 0 && (!entry_point("cuMemGetAddressRange",
+                             (void **)&cuda.address_range) ||
+                !entry_point("cuPointerGetAttribute",
+                             (void **)&cuda.pointer_attribute))) {
+    DART_LOG_WARN("the CUDA driver lacks cuMemGetAddressRange or "
+                  "cuPointerGetAttribute: no device memory");
+    return 0;
+  }
+  return n;
+}
+
+static dart_ret_t cuda_set_device(int device)
+{
+  cudaError_t err = cudaSetDevice(device);
+  if (err == cudaSuccess) err = cudaFree(NULL); /* the context, now */
+  return err == cudaSuccess ? DART_OK : failed("cudaSetDevice", err);
+}
+
+static dart_ret_t cuda_alloc(size_t bytes, void **ptr)
+{
+  cudaError_t err = cudaMalloc(ptr, bytes ? bytes : 1);
+  return err == cudaSuccess ? DART_OK : failed("cudaMalloc", err);
+}
+
+static void cuda_free(void *ptr)
+{
+  cudaError_t err = cudaFree(ptr);
+  if (err != cudaSuccess) failed("cudaFree", err);
+}
+
+static bool cuda_is_device(const void *ptr)
+{
+  struct cudaPointerAttributes attr;
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeDevice;
+}
+
+static dart_ret_t cuda_export(void *ptr, size_t bytes,
+                              dart__gpu_export_t *out)
+{
+  CUdeviceptr base;
+  size_t size;
+  unsigned long long id;
+  if (!cuda_is_device(ptr) ||
+      cuda.address_range(&base, &size, (CUdeviceptr)(uintptr_t)ptr) !=
+          CUDA_SUCCESS ||
+      bytes > size - ((CUdeviceptr)(uintptr_t)ptr - base)) {
+    DART_LOG_ERROR("%p + %zu bytes is not memory of this unit's device",
+                   ptr, bytes);
+    return DART_ERR_INVAL;
+  }
+  if (cuda.pointer_attribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, base) !=
+      CUDA_SUCCESS) {
+    DART_LOG_ERROR("cuPointerGetAttribute(BUFFER_ID) of %p failed", ptr);
+    return DART_ERR_OTHER;
+  }
+  cudaIpcMemHandle_t h;
+  cudaError_t err = cudaIpcGetMemHandle(&h, (void *)(uintptr_t)base);
+  if (err != cudaSuccess) return failed("cudaIpcGetMemHandle", err);
+  memset(out->handle, 0, sizeof out->handle);
+  memcpy(out->handle, &h, sizeof h);
+  out->alloc_id = id;
+  out->offset = (uint64_t)((CUdeviceptr)(uintptr_t)ptr - base);
+  return DART_OK;
+}
+
+static dart_ret_t cuda_open(const dart__gpu_export_t *e, void **base)
+{
+  cudaIpcMemHandle_t h;
+  memcpy(&h, e->handle, sizeof h);
+  cudaError_t err =
+      cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
+  return err == cudaSuccess ? DART_OK : failed("cudaIpcOpenMemHandle", err);
+}
+
+static void cuda_close(void *base)
+{
+  cudaError_t err = cudaIpcCloseMemHandle(base);
+  if (err != cudaSuccess) failed("cudaIpcCloseMemHandle", err);
+}
+
+static dart_ret_t cuda_copy(void *dst, const void *src, size_t bytes,
+                            void *stream)
+{
+  cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
+                                    (cudaStream_t)stream);
+  return err == cudaSuccess ? DART_OK : failed("cudaMemcpyAsync", err);
+}
+
+static dart_ret_t cuda_stream_create(void **stream)
+{
+  cudaError_t err =
+      cudaStreamCreateWithFlags((cudaStream_t *)stream, cudaStreamNonBlocking);
+  return err == cudaSuccess ? DART_OK : failed("cudaStreamCreate", err);
+}
+
+static void cuda_stream_destroy(void *stream)
+{
+  if (stream) cudaStreamDestroy((cudaStream_t)stream);
+}
+
+static dart_ret_t cuda_stream_sync(void *stream)
+{
+  cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
+  return err == cudaSuccess ? DART_OK : failed("cudaStreamSynchronize", err);
+}
+
+static dart_ret_t cuda_host_alloc(size_t bytes, void **ptr)
+{
+  cudaError_t err = cudaMallocHost(ptr, bytes ? bytes : 1);
+  return err == cudaSuccess ? DART_OK : failed("cudaMallocHost", err);
+}
+
+static void cuda_host_free(void *ptr)
+{
+  if (ptr) cudaFreeHost(ptr);
+}
+
+static dart_ret_t cuda_atomic(const dart__atomic_t *a, char *p, void *stream)
+{
+#ifdef DART_HAVE_CUDA_KERNELS
+  /* operands and the result through pinned memory the kernel reaches */
+  size_t operand_bytes = a->values ? a->nelem * a->size : 0;
+  size_t need = operand_bytes + 8;
+  dart_ret_t ret = DART_OK;
+  pthread_mutex_lock(&cuda.lock);
+  if (need > cuda.scratch_size) {
+    cuda_host_free(cuda.scratch);
+    cuda.scratch = NULL;
+    cuda.scratch_size = 0;
+    if ((ret = cuda_host_alloc(need, (void **)&cuda.scratch)) != DART_OK)
+      goto out;
+    cuda.scratch_size = need;
+  }
+  if (operand_bytes) memcpy(cuda.scratch + 8, a->values, operand_bytes);
+  dart__gpu_kernel_args_t args = {
+      .kind = (int)a->kind,
+      .type = (int)a->type,
+      .op = (int)a->op,
+      .size = (unsigned)a->size,
+      .nelem = a->nelem,
+      .target = p,
+      .operands = operand_bytes ? cuda.scratch + 8 : NULL,
+      .result = a->result ? cuda.scratch : NULL};
+  if (a->compare) memcpy(args.compare, a->compare, a->size);
+  cudaError_t err = (cudaError_t)dart__gpu__kernel_atomic(&args, stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)stream);
+  if (err != cudaSuccess) {
+    ret = failed("the atomics kernel", err);
+    goto out;
+  }
+  if (a->result) memcpy(a->result, cuda.scratch, a->size);
+out:
+  pthread_mutex_unlock(&cuda.lock);
+  return ret;
+#else
+  (void)p;
+  (void)stream;
+  DART_LOG_ERROR_IN(a->func, "atomics on device memory need libdart built "
+                             "with a CUDA compiler (nvcc)");
+  return DART_ERR_INVAL;
+#endif
+}
+
+const dart__gpu_ops_t dart__gpu_cuda = {
+    .name = "cuda",
+    .count = cuda_count,
+    .set_device = cuda_set_device,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .is_device = cuda_is_device,
+    .export_mem = cuda_export,
+    .open = cuda_open,
+    .close = cuda_close,
+    .copy = cuda_copy,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_sync = cuda_stream_sync,
+    .atomic = cuda_atomic,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+};

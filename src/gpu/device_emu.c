@@ -1,0 +1,303 @@
+/*
+ * Emulated devices (DART_GPU_EMULATE=n): every path above the backend runs
+ * and is tested on machines without a GPU.
+ *
+ * "Device memory" is a memfd mapped twice: the address handed out has no
+ * access rights (PROT_NONE), so any load or store that does not go through
+ * this backend faults as it would on a GPU, and a second, private mapping
+ * is what the copies use. A node peer "opens the IPC handle" by opening
+ * the owner's memfd through /proc/<pid>/fd and mapping it the same way.
+ * Copies on a stream are deferred until the stream is synchronised, so a
+ * missing synchronisation shows up as missing data. The backend is for
+ * tests: a mutex guards its registry, and lookups are linear.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/env.h"
+#include "gpu/gpu.h"
+
+typedef struct {
+  char *dev;  /* the address libdart and the user see */
+  char *host; /* where the bytes are reached */
+  size_t len;
+  int fd;     /* owned allocations keep theirs for peers to open */
+  uint64_t id;
+} region_t;
+
+typedef struct {
+  void *dst;
+  const void *src;
+  size_t bytes;
+} pending_t;
+
+typedef struct {
+  pending_t *ops;
+  size_t n, cap;
+} emu_stream_t;
+
+static struct {
+  pthread_mutex_t lock;
+  region_t *regions;
+  size_t n, cap;
+  uint64_t next_id;
+} emu = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
+
+/* The region holding p (lock held), or NULL. */
+static region_t *find_locked(const void *p)
+{
+  for (size_t i = 0; i < emu.n; i++)
+    if ((const char *)p >= emu.regions[i].dev &&
+        (const char *)p < emu.regions[i].dev + emu.regions[i].len)
+      return &emu.regions[i];
+  return NULL;
+}
+
+/* Where the bytes at p are: the host mapping of a device address. */
+static char *reach(const void *p)
+{
+  pthread_mutex_lock(&emu.lock);
+  region_t *r = find_locked(p);
+  char *at = r ? r->host + ((const char *)p - r->dev) : (char *)p;
+  pthread_mutex_unlock(&emu.lock);
+  return at;
+}
+
+static int emu_count(void) { return dart__base__config.gpu_emulate; }
+
+static dart_ret_t emu_set_device(int device)
+{
+  (void)device;
+  return DART_OK;
+}
+
+/* Maps fd twice and enters the region. */
+static dart_ret_t map_region(int fd, size_t len, uint64_t id, bool keep_fd,
+                             void **dev_out)
+{
+  char *dev = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
+  char *host = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (dev == MAP_FAILED || host == MAP_FAILED) {
+    DART_LOG_ERROR("emulated device: mmap of %zu bytes failed: %s", len,
+                   strerror(errno));
+    goto fail;
+  }
+  pthread_mutex_lock(&emu.lock);
+  if (emu.n == emu.cap) {
+    size_t cap = emu.cap ? 2 * emu.cap : 16;
+    region_t *grown = realloc(emu.regions, cap * sizeof *grown);
+    if (grown == NULL) {
+      pthread_mutex_unlock(&emu.lock);
+      DART_LOG_ERROR("emulated device: out of memory");
+      goto fail;
+    }
+    emu.regions = grown;
+    emu.cap = cap;
+  }
+  emu.regions[emu.n++] = (region_t){dev, host, len, keep_fd ? fd : -1, id};
+  pthread_mutex_unlock(&emu.lock);
+  if (!keep_fd) close(fd);
+  *dev_out = dev;
+  return DART_OK;
+
+fail:
+  if (host != MAP_FAILED) munmap(host, len);
+  if (dev != MAP_FAILED) munmap(dev, len);
+  close(fd);
+  return DART_ERR_NOMEM;
+}
+
+static dart_ret_t emu_alloc(size_t bytes, void **ptr)
+{
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t len = (bytes + page - 1) / page * page;
+  if (len == 0) len = page;
+  int fd = memfd_create("dart-emulated-device", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
+    DART_LOG_ERROR("emulated device: memfd of %zu bytes failed: %s", len,
+                   strerror(errno));
+    if (fd >= 0) close(fd);
+    return DART_ERR_NOMEM;
+  }
+  pthread_mutex_lock(&emu.lock);
+  uint64_t id = ++emu.next_id;
+  pthread_mutex_unlock(&emu.lock);
+  return map_region(fd, len, id, true, ptr);
+}
+
+/* Unmaps the region starting at p (an allocation or an opened mapping). */
+static void unmap_region(void *p)
+{
+  pthread_mutex_lock(&emu.lock);
+  region_t *r = find_locked(p);
+  if (r == NULL || r->dev != p) {
+    pthread_mutex_unlock(&emu.lock);
+    DART_LOG_ERROR("emulated device: %p is not the start of a region", p);
+    return;
+  }
+  region_t gone = *r;
+  *r = emu.regions[--emu.n];
+  pthread_mutex_unlock(&emu.lock);
+  munmap(gone.dev, gone.len);
+  munmap(gone.host, gone.len);
+  if (gone.fd >= 0) close(gone.fd);
+}
+
+static void emu_free(void *ptr)
+{
+  if (ptr) unmap_region(ptr);
+}
+
+static bool emu_is_device(const void *ptr)
+{
+  pthread_mutex_lock(&emu.lock);
+  bool found = find_locked(ptr) != NULL;
+  pthread_mutex_unlock(&emu.lock);
+  return found;
+}
+
+typedef struct {
+  int32_t pid;
+  int32_t fd;
+  uint64_t len;
+} emu_handle_t;
+
+static dart_ret_t emu_export(void *ptr, size_t bytes, dart__gpu_export_t *out)
+{
+  pthread_mutex_lock(&emu.lock);
+  region_t *r = find_locked(ptr);
+  region_t found = r ? *r : (region_t){0};
+  pthread_mutex_unlock(&emu.lock);
+  if (r == NULL || found.fd < 0 ||
+      bytes > found.len - (size_t)((char *)ptr - found.dev)) {
+    DART_LOG_ERROR("%p + %zu bytes is not memory of this unit's (emulated) "
+                   "device", ptr, bytes);
+    return DART_ERR_INVAL;
+  }
+  emu_handle_t h = {getpid(), found.fd, found.len};
+  memset(out->handle, 0, sizeof out->handle);
+  memcpy(out->handle, &h, sizeof h);
+  out->alloc_id = found.id;
+  out->offset = (uint64_t)((char *)ptr - found.dev);
+  return DART_OK;
+}
+
+static dart_ret_t emu_open(const dart__gpu_export_t *e, void **base)
+{
+  emu_handle_t h;
+  memcpy(&h, e->handle, sizeof h);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h.pid, (int)h.fd);
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    DART_LOG_ERROR("emulated device: opening unit %lld's memory (%s) "
+                   "failed: %s", (long long)e->owner, path, strerror(errno));
+    return DART_ERR_OTHER;
+  }
+  return map_region(fd, (size_t)h.len, e->alloc_id, false, base);
+}
+
+static void emu_close(void *base) { unmap_region(base); }
+
+static dart_ret_t emu_copy(void *dst, const void *src, size_t bytes,
+                           void *stream)
+{
+  emu_stream_t *s = stream;
+  void *to = reach(dst);
+  const void *from = reach(src);
+  if (s == NULL) {
+    memcpy(to, from, bytes);
+    return DART_OK;
+  }
+  pthread_mutex_lock(&emu.lock); /* streams are shared by threads */
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    pending_t *grown = realloc(s->ops, cap * sizeof *grown);
+    if (grown == NULL) {
+      pthread_mutex_unlock(&emu.lock);
+      DART_LOG_ERROR("emulated device: out of memory for a stream");
+      return DART_ERR_NOMEM;
+    }
+    s->ops = grown;
+    s->cap = cap;
+  }
+  s->ops[s->n++] = (pending_t){to, from, bytes};
+  pthread_mutex_unlock(&emu.lock);
+  return DART_OK;
+}
+
+static dart_ret_t emu_stream_create(void **stream)
+{
+  emu_stream_t *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    DART_LOG_ERROR("emulated device: out of memory for a stream");
+    return DART_ERR_NOMEM;
+  }
+  *stream = s;
+  return DART_OK;
+}
+
+static dart_ret_t emu_stream_sync(void *stream)
+{
+  emu_stream_t *s = stream;
+  if (s == NULL) return DART_OK;
+  pthread_mutex_lock(&emu.lock);
+  for (size_t i = 0; i < s->n; i++)
+    memcpy(s->ops[i].dst, s->ops[i].src, s->ops[i].bytes);
+  s->n = 0;
+  pthread_mutex_unlock(&emu.lock);
+  return DART_OK;
+}
+
+static void emu_stream_destroy(void *stream)
+{
+  emu_stream_t *s = stream;
+  if (s == NULL) return;
+  emu_stream_sync(s);
+  free(s->ops);
+  free(s);
+}
+
+/* The device's atomics are the CPU's on the host mapping, after the
+ * stream's earlier copies, as a kernel on that stream would run. */
+static dart_ret_t emu_atomic(const dart__atomic_t *a, char *p, void *stream)
+{
+  emu_stream_sync(stream);
+  dart__onesided__cpu_atomic(a, reach(p));
+  return DART_OK;
+}
+
+static dart_ret_t emu_host_alloc(size_t bytes, void **ptr)
+{
+  *ptr = malloc(bytes ? bytes : 1);
+  if (*ptr == NULL) {
+    DART_LOG_ERROR("out of memory for %zu bytes of staging", bytes);
+    return DART_ERR_NOMEM;
+  }
+  return DART_OK;
+}
+
+const dart__gpu_ops_t dart__gpu_emu = {
+    .name = "emulated",
+    .count = emu_count,
+    .set_device = emu_set_device,
+    .alloc = emu_alloc,
+    .free = emu_free,
+    .is_device = emu_is_device,
+    .export_mem = emu_export,
+    .open = emu_open,
+    .close = emu_close,
+    .copy = emu_copy,
+    .stream_create = emu_stream_create,
+    .stream_destroy = emu_stream_destroy,
+    .stream_sync = emu_stream_sync,
+    .atomic = emu_atomic,
+    .host_alloc = emu_host_alloc,
+    .host_free = free,
+};

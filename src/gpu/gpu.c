@@ -1,0 +1,328 @@
+/*
+ * The GPU module: which backend and device this unit uses, the internal
+ * streams (one per target unit, so that a flush waits for that unit's
+ * copies only), local device buffers on host paths, and the public
+ * functions of dart_memkind.h that are not about segments.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/env.h"
+#include "gpu/gpu.h"
+#include "team/runtime.h"
+
+dart__gpu_state_t dart__gpu = {.device = -1};
+
+static struct {
+  pthread_mutex_t lock;     /* creating streams */
+  _Atomic(void *) *streams; /* per global unit */
+} gpu = {PTHREAD_MUTEX_INITIALIZER, NULL};
+
+dart_ret_t dart__gpu__init(void)
+{
+  const dart__gpu_ops_t *ops = NULL;
+  if (dart__base__config.gpu_emulate > 0) {
+    ops = &dart__gpu_emu;
+  } else if (dart__base__config.gpu) {
+#ifdef DART_HAVE_CUDA
+    ops = &dart__gpu_cuda;
+#endif
+  }
+  int devices = ops ? ops->count() : 0;
+  int device = -1;
+  if (devices > 0) {
+    int local_rank = dart__team__get(DART_TEAM_ALL)->node_rank[dart__rt.myid];
+    device = dart__base__config.gpu_device >= 0 ? dart__base__config.gpu_device
+                                                : local_rank % devices;
+    if (device >= devices) {
+      DART_LOG_ERROR_IN("dart_init", "DART_GPU_DEVICE=%d, but this unit "
+                        "sees %d device(s)", device, devices);
+      return DART_ERR_INVAL;
+    }
+    if (ops->set_device(device) != DART_OK) return DART_ERR_OTHER;
+    gpu.streams = calloc((size_t)dart__rt.size, sizeof *gpu.streams);
+    if (gpu.streams == NULL) return DART_ERR_NOMEM;
+  }
+  /* device segments need a device on every unit */
+  int mine = devices > 0, all = 0;
+  DART__MPI_CHECK(
+      MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, dart__rt.comm));
+  dart__gpu.any_device = all;
+  dart__gpu.devices = devices;
+  dart__gpu.device = device;
+  dart__gpu.ops = devices > 0 ? ops : NULL;
+  dart_ret_t ret = dart__gpu__stage_init();
+  if (ret != DART_OK) dart__gpu__fini();
+  return ret;
+}
+
+void dart__gpu__fini(void)
+{
+  dart__gpu__stage_fini();
+  if (gpu.streams) {
+    for (int u = 0; u < dart__rt.size; u++)
+      if (gpu.streams[u]) dart__gpu.ops->stream_destroy(gpu.streams[u]);
+    free(gpu.streams);
+    gpu.streams = NULL;
+  }
+  dart__gpu.ops = NULL;
+  dart__gpu.device = -1;
+  dart__gpu.devices = 0;
+  dart__gpu.any_device = false;
+}
+
+void dart__gpu__print_info(FILE *out)
+{
+  if (dart__gpu.ops == NULL) {
+    fprintf(out, "gpu: none (DART_GPU=%d, DART_GPU_EMULATE=%d%s)\n",
+            dart__base__config.gpu, dart__base__config.gpu_emulate,
+#ifdef DART_HAVE_CUDA
+            ""
+#else
+            ", built without CUDA"
+#endif
+    );
+    return;
+  }
+  fprintf(out, "gpu: %s, %d device(s), unit 0 on device %d%s\n",
+          dart__gpu.ops->name, dart__gpu.devices, dart__gpu.device,
+          dart__gpu.any_device ? "" : " (some unit has none: no device "
+                                      "segments)");
+  fprintf(out, "  device memory: own and node peers' ipc (%s), other "
+               "nodes stage (pinned host buffers over MPI; the UCX here "
+               "is not CUDA-aware)\n",
+          dart__gpu.ops == &dart__gpu_emu ? "emulated handles"
+                                          : "cudaIpcOpenMemHandle");
+}
+
+dart_ret_t dart__gpu__stream(int gunit, void **stream)
+{
+  void *s = atomic_load_explicit(&gpu.streams[gunit], memory_order_acquire);
+  if (__builtin_expect(s != NULL, 1)) {
+    *stream = s;
+    return DART_OK;
+  }
+  dart_ret_t ret = DART_OK;
+  pthread_mutex_lock(&gpu.lock);
+  s = atomic_load_explicit(&gpu.streams[gunit], memory_order_relaxed);
+  if (s == NULL && (ret = dart__gpu.ops->stream_create(&s)) == DART_OK)
+    atomic_store_explicit(&gpu.streams[gunit], s, memory_order_release);
+  pthread_mutex_unlock(&gpu.lock);
+  if (ret == DART_OK) *stream = s;
+  return ret;
+}
+
+dart_ret_t dart__gpu__flush_all(void)
+{
+  if (gpu.streams == NULL) return DART_OK;
+  dart_ret_t ret = DART_OK;
+  for (int u = 0; u < dart__rt.size; u++) {
+    void *s = atomic_load_explicit(&gpu.streams[u], memory_order_acquire);
+    if (s && dart__gpu.ops->stream_sync(s) != DART_OK) ret = DART_ERR_OTHER;
+  }
+  return ret;
+}
+
+typedef struct {
+  char *dst, *src;
+  size_t es;
+  void *stream;
+} runs_t;
+
+static int copy_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
+{
+  runs_t *r = ctx;
+  return dart__gpu.ops->copy(r->dst + dst_at * r->es, r->src + src_at * r->es,
+                             n * r->es, r->stream) != DART_OK;
+}
+
+dart_ret_t dart__gpu__copy_runs(const dart__xfer_t *x, bool is_put,
+                                char *remote, void *stream)
+{
+  runs_t r = {is_put ? remote : x->local, is_put ? x->local : remote,
+              x->local_t->elem_size, stream};
+  int failed =
+      is_put ? dart__globmem__dtype_runs(x->remote_t, x->local_t, x->nelem,
+                                         copy_run, &r)
+             : dart__globmem__dtype_runs(x->local_t, x->remote_t, x->nelem,
+                                         copy_run, &r);
+  return failed ? DART_ERR_OTHER : DART_OK;
+}
+
+dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
+                                 dart__mode_t mode, dart_handle_t *handle)
+{
+  const dart__target_t *t = x->target;
+  const dart__gpu_ops_t *ops = dart__gpu.ops;
+  void *stream;
+  dart_ret_t ret = dart__gpu__stream(t->team->members[t->unit], &stream);
+  if (ret != DART_OK) return ret;
+  if (path == DART__PATH_SELF || path == DART__PATH_SHM) {
+    /* host memory we map: the device copies straight to or from it */
+    ret = dart__gpu__copy_runs(x, is_put, t->route->base + t->offset, stream);
+    if (ret == DART_OK) ret = ops->stream_sync(stream);
+  } else {
+    /* the local span through host memory, then the host path, blocking */
+    size_t bytes = dart__globmem__dtype_span(x->local_t, x->nelem) *
+                   x->local_t->elem_size;
+    void *host;
+    if ((ret = ops->host_alloc(bytes, &host)) != DART_OK) return ret;
+    dart__xfer_t hx = *x;
+    hx.local = host;
+    const dart__path_ops_t *p = dart__onesided__paths[path];
+    if (is_put) {
+      if ((ret = ops->copy(host, x->local, bytes, stream)) == DART_OK &&
+          (ret = ops->stream_sync(stream)) == DART_OK)
+        ret = p->put(&hx, DART__MODE_BLOCKING, NULL);
+    } else if ((ret = p->get(&hx, DART__MODE_BLOCKING, NULL)) == DART_OK) {
+      /* back along the local type's runs only: its gaps stay untouched */
+      runs_t r = {x->local, host, x->local_t->elem_size, stream};
+      if (dart__globmem__dtype_runs(x->local_t, x->local_t, x->nelem,
+                                    copy_run, &r) != 0)
+        ret = DART_ERR_OTHER;
+      if (ret == DART_OK) ret = ops->stream_sync(stream);
+    }
+    ops->host_free(host);
+  }
+  if (ret == DART_OK && mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+  return ret;
+}
+
+/* ---- public ---- */
+
+dart_ret_t dart_memkind_device(int *device)
+{
+  DART__CHECK_INIT();
+  if (device == NULL) {
+    DART_LOG_ERROR("device is NULL");
+    return DART_ERR_INVAL;
+  }
+  *device = dart__gpu.ops ? dart__gpu.device : -1;
+  return DART_OK;
+}
+
+/* Whether kind is one this unit can allocate, or a logged error. */
+static dart_ret_t check_kind(const char *func, dart_memkind_t kind)
+{
+  if (kind == DART_MEMKIND_HOST) return DART_OK;
+  if (kind != DART_MEMKIND_CUDA) {
+    DART_LOG_ERROR_IN(func, "memory kind %d is unknown", (int)kind);
+    return DART_ERR_INVAL;
+  }
+  if (dart__gpu.ops == NULL) {
+    DART_LOG_ERROR_IN(func, "memory kind DART_MEMKIND_CUDA: this unit has "
+                            "no CUDA device");
+    return DART_ERR_INVAL;
+  }
+  return DART_OK;
+}
+
+dart_ret_t dart_memkind_alloc(size_t bytes, dart_memkind_t kind, void **ptr)
+{
+  DART__CHECK_INIT();
+  if (ptr == NULL) {
+    DART_LOG_ERROR("ptr is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart_ret_t ret = check_kind(__func__, kind);
+  if (ret != DART_OK) return ret;
+  void *p = NULL;
+  if (bytes > 0) {
+    if (kind == DART_MEMKIND_CUDA) {
+      ret = dart__gpu.ops->alloc(bytes, &p);
+    } else if ((p = malloc(bytes)) == NULL) {
+      DART_LOG_ERROR("out of memory for %zu bytes", bytes);
+      ret = DART_ERR_NOMEM;
+    }
+  }
+  if (ret == DART_OK) *ptr = p;
+  return ret;
+}
+
+dart_ret_t dart_memkind_free(void *ptr, dart_memkind_t kind)
+{
+  DART__CHECK_INIT();
+  dart_ret_t ret = check_kind(__func__, kind);
+  if (ret != DART_OK || ptr == NULL) return ret;
+  if (kind == DART_MEMKIND_HOST) {
+    free(ptr);
+    return DART_OK;
+  }
+  if (!dart__gpu.ops->is_device(ptr)) {
+    DART_LOG_ERROR("%p is not device memory", ptr);
+    return DART_ERR_INVAL;
+  }
+  dart__gpu.ops->free(ptr);
+  return DART_OK;
+}
+
+dart_ret_t dart_memkind_copy(void *dst, const void *src, size_t bytes)
+{
+  DART__CHECK_INIT();
+  if ((dst == NULL || src == NULL) && bytes > 0) {
+    DART_LOG_ERROR("dst %p or src %p is NULL for %zu bytes", dst, src, bytes);
+    return DART_ERR_INVAL;
+  }
+  if (bytes == 0) return DART_OK;
+  if (dart__gpu.ops == NULL) {
+    memcpy(dst, src, bytes);
+    return DART_OK;
+  }
+  dart_ret_t ret = dart__gpu.ops->copy(dst, src, bytes, NULL);
+  return ret == DART_OK ? dart__gpu.ops->stream_sync(NULL) : ret;
+}
+
+static dart_ret_t stream_xfer(const char *func, dart_gptr_t gptr, void *local,
+                              size_t nelem, dart_datatype_t local_type,
+                              dart_datatype_t remote_type, bool is_put,
+                              dart_stream_t stream)
+{
+  dart__target_t target;
+  dart__xfer_t x;
+  dart_ret_t ret = dart__onesided__prepare(func, gptr, local, nelem,
+                                           local_type, remote_type, is_put,
+                                           &target, &x);
+  if (ret != DART_OK) return ret;
+  if (dart__gpu.ops == NULL) {
+    DART_LOG_ERROR_IN(func, "this unit has no CUDA device for streams");
+    return DART_ERR_INVAL;
+  }
+  if (dart__gpu.ops == &dart__gpu_emu && stream != NULL) {
+    DART_LOG_ERROR_IN(func, "emulated devices have no streams: pass NULL");
+    return DART_ERR_INVAL;
+  }
+  const dart__route_t *r = target.route;
+  char *remote = r->base;
+  if (r->path != DART__PATH_SELF && r->path != DART__PATH_SHM &&
+      r->path != DART__PATH_IPC) {
+    DART_LOG_ERROR_IN(func, "unit %d of team %d is reached by path %s: "
+                            "streams reach the caller's own and node "
+                            "peers' memory only",
+                      target.unit, gptr.teamid,
+                      dart_path_name((dart_path_t)r->path));
+    return DART_ERR_INVAL;
+  }
+  if (nelem == 0) return DART_OK;
+  if (r->path == DART__PATH_IPC &&
+      (ret = dart__gpu__seg_part(target.seg, target.unit, &remote)) != DART_OK)
+    return ret;
+  dart__onesided__count_op(r->path);
+  return dart__gpu__copy_runs(&x, is_put, remote + target.offset, stream);
+}
+
+dart_ret_t dart_put_stream(dart_gptr_t gptr, const void *src, size_t nelem,
+                           dart_datatype_t src_type, dart_datatype_t dst_type,
+                           dart_stream_t stream)
+{
+  return stream_xfer(__func__, gptr, (void *)src, nelem, src_type, dst_type,
+                     true, stream);
+}
+
+dart_ret_t dart_get_stream(void *dest, dart_gptr_t gptr, size_t nelem,
+                           dart_datatype_t src_type, dart_datatype_t dst_type,
+                           dart_stream_t stream)
+{
+  return stream_xfer(__func__, gptr, dest, nelem, dst_type, src_type, false,
+                     stream);
+}

@@ -1,0 +1,132 @@
+/*
+ * GPU memory (dart_memkind.h): the device backends, device segments, the
+ * IPC path (own and node peers' device parts) and the staging path (other
+ * nodes' device parts).
+ */
+#ifndef DART__GPU__GPU_H_
+#define DART__GPU__GPU_H_
+
+#include <dart/dart_memkind.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "onesided/onesided.h"
+
+/* What a node peer needs to map a part of a device allocation. */
+#define DART__GPU_HANDLE_BYTES 64 /* sizeof(cudaIpcMemHandle_t) */
+typedef struct dart__gpu_export {
+  unsigned char handle[DART__GPU_HANDLE_BYTES];
+  uint64_t alloc_id; /* the allocation, unique in its owner's lifetime */
+  uint64_t offset;   /* of the part from the allocation's start */
+  int64_t owner;     /* global unit */
+} dart__gpu_export_t;
+
+/*
+ * A device backend: CUDA (device_cuda.c), or emulated devices of host
+ * memory that only these operations touch (device_emu.c), so that
+ * everything above runs and is tested without a GPU. Streams are the
+ * backend's (NULL: its default stream). Each function logs its failures.
+ */
+typedef struct {
+  const char *name;
+  /* the devices this process sees (0: none, said at info level) */
+  int (*count)(void);
+  dart_ret_t (*set_device)(int device);
+  dart_ret_t (*alloc)(size_t bytes, void **ptr);
+  void (*free)(void *ptr);
+  /* memory of a device (ours or mapped from a peer), not the host's */
+  bool (*is_device)(const void *ptr);
+  /* for [ptr, ptr + bytes) of this unit's device memory */
+  dart_ret_t (*export_mem)(void *ptr, size_t bytes, dart__gpu_export_t *out);
+  /* maps a node peer's export: *base is its allocation's start here */
+  dart_ret_t (*open)(const dart__gpu_export_t *e, void **base);
+  void (*close)(void *base);
+  /* bytes between any memory this process reaches, behind stream's work */
+  dart_ret_t (*copy)(void *dst, const void *src, size_t bytes, void *stream);
+  dart_ret_t (*stream_create)(void **stream);
+  void (*stream_destroy)(void *stream);
+  dart_ret_t (*stream_sync)(void *stream);
+  /* a on device memory at p, complete on return */
+  dart_ret_t (*atomic)(const dart__atomic_t *a, char *p, void *stream);
+  /* pinned host memory for staging (plain host memory where not pinned) */
+  dart_ret_t (*host_alloc)(size_t bytes, void **ptr);
+  void (*host_free)(void *ptr);
+} dart__gpu_ops_t;
+
+extern const dart__gpu_ops_t dart__gpu_emu;
+#ifdef DART_HAVE_CUDA
+extern const dart__gpu_ops_t dart__gpu_cuda;
+#endif
+
+typedef struct {
+  const dart__gpu_ops_t *ops; /* NULL: no device in this process */
+  int device;                 /* this unit's, or -1 */
+  int devices;                /* devices seen */
+  bool any_device;            /* every unit has one: device segments allowed */
+  bool staging;               /* ... and several nodes: staged transfers */
+  _Atomic int staged_segments; /* live device segments spanning nodes */
+} dart__gpu_state_t;
+
+extern dart__gpu_state_t dart__gpu;
+
+/* Whether local memory at p must be copied by the device backend. */
+static inline bool dart__gpu__is_device(const void *p)
+{
+  return __builtin_expect(dart__gpu.ops != NULL, 0) &&
+         dart__gpu.ops->is_device(p);
+}
+
+/* Collective at dart_init, after the teams: the backend and device. */
+dart_ret_t dart__gpu__init(void);
+/* Collective at dart_exit, after every segment is gone. */
+void dart__gpu__fini(void);
+/* The device and paths, for DART_INFO. */
+void dart__gpu__print_info(FILE *out);
+
+/*
+ * Device segments (segment_gpu.c). init: collective over seg's team, after
+ * the generic fields and routes (this unit's part at mybase: allocated, or
+ * the registered memory at addr): the exports. unmap closes the peers'
+ * mappings, which must happen on every unit before any owner frees its
+ * part; release frees what init and the allocation took.
+ */
+dart_ret_t dart__gpu__seg_init(const char *func, dart__segment_t *seg,
+                               void *addr);
+void dart__gpu__seg_unmap(dart__segment_t *seg);
+void dart__gpu__seg_release(dart__segment_t *seg);
+/* Where team unit's part of a device segment starts in this process
+ * (its IPC mapping, opened on first use). */
+dart_ret_t dart__gpu__seg_part(dart__segment_t *seg, int unit, char **base);
+
+/* The internal stream to global unit, created on first use. */
+dart_ret_t dart__gpu__stream(int gunit, void **stream);
+/* Completes every device copy this unit started (dart_flush_all, frees). */
+dart_ret_t dart__gpu__flush_all(void);
+
+/* A put or get whose local buffer is device memory, along a host path:
+ * copies through host memory, complete on return. */
+dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put,
+                                 int path, dart__mode_t mode,
+                                 dart_handle_t *handle);
+
+/* Copies the runs of a transfer between local memory and remote (in this
+ * process's address space) with the backend, behind stream. */
+dart_ret_t dart__gpu__copy_runs(const dart__xfer_t *x, bool is_put,
+                                char *remote, void *stream);
+
+/*
+ * Host staging (path_stage.c): serves the staged transfers others aim at
+ * this unit; called wherever a unit waits in libdart (and by the progress
+ * thread). Returns whether it served one.
+ */
+bool dart__gpu__stage_serve(void);
+dart_ret_t dart__gpu__stage_init(void);
+void dart__gpu__stage_fini(void);
+
+extern const dart__path_ops_t dart__path_ipc;
+extern const dart__path_ops_t dart__path_stage;
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * The IPC path: device parts this process maps, its own and node peers'
+ * (through their IPC handles). Copies run on the stream of the target
+ * unit: a blocking transfer synchronises it, a non-blocking one completes
+ * at that unit's flush (or its handle's wait), which synchronises the
+ * stream; streams of other units go on.
+ */
+#include "gpu/gpu.h"
+#include "team/runtime.h"
+
+static dart_ret_t ipc_xfer(const dart__xfer_t *x, bool is_put,
+                           dart__mode_t mode, dart_handle_t *handle)
+{
+  const dart__target_t *t = x->target;
+  char *part;
+  void *stream;
+  dart_ret_t ret = dart__gpu__seg_part(t->seg, t->unit, &part);
+  if (ret != DART_OK) return ret;
+  if ((ret = dart__gpu__stream(t->team->members[t->unit], &stream)) !=
+          DART_OK ||
+      (ret = dart__gpu__copy_runs(x, is_put, part + t->offset, stream)) !=
+          DART_OK)
+    return ret;
+  if (mode == DART__MODE_BLOCKING) return dart__gpu.ops->stream_sync(stream);
+  if (mode == DART__MODE_HANDLE) {
+    *handle = dart__onesided__handle_new(t->team, t->unit, DART__PATH_IPC,
+                                         is_put);
+    if (*handle == NULL) {
+      DART_LOG_ERROR("out of memory for a handle");
+      dart__gpu.ops->stream_sync(stream);
+      return DART_ERR_NOMEM;
+    }
+  }
+  return DART_OK;
+}
+
+static dart_ret_t ipc_put(const dart__xfer_t *x, dart__mode_t mode,
+                          dart_handle_t *handle)
+{
+  return ipc_xfer(x, true, mode, handle);
+}
+
+static dart_ret_t ipc_get(const dart__xfer_t *x, dart__mode_t mode,
+                          dart_handle_t *handle)
+{
+  return ipc_xfer(x, false, mode, handle);
+}
+
+static dart_ret_t ipc_flush(dart__team_t *team, int unit)
+{
+  void *stream;
+  dart_ret_t ret = dart__gpu__stream(team->members[unit], &stream);
+  return ret == DART_OK ? dart__gpu.ops->stream_sync(stream) : ret;
+}
+
+/* Behind the unit's earlier copies, as a kernel on its stream. */
+static dart_ret_t ipc_atomic(const dart__atomic_t *a)
+{
+  const dart__target_t *t = a->target;
+  char *part;
+  void *stream;
+  dart_ret_t ret = dart__gpu__seg_part(t->seg, t->unit, &part);
+  if (ret == DART_OK)
+    ret = dart__gpu__stream(t->team->members[t->unit], &stream);
+  return ret == DART_OK ? dart__gpu.ops->atomic(a, part + t->offset, stream)
+                        : ret;
+}
+
+const dart__path_ops_t dart__path_ipc = {ipc_put, ipc_get, ipc_flush,
+                                         ipc_flush, ipc_atomic};

@@ -1,0 +1,374 @@
+/*
+ * The staging path: device parts on other nodes, where neither MPI nor
+ * the UCX here reaches device memory. The target takes part: an origin
+ * sends a request per contiguous run and the data in chunks of 1 MiB
+ * through host memory (its pinned buffer when the local side is device
+ * memory); the target, whenever it waits inside libdart (or in the
+ * progress thread), takes the request up, receives the chunks into host
+ * memory and copies them to its device, then answers (a get runs the
+ * other way, answer first). Every transfer is complete when it returns: a
+ * put once the target answers, so flushes have nothing to wait for.
+ *
+ * Serving never waits for the origin: requests are kept with their
+ * messages in flight and moved on at each poll, so two units that stage
+ * to each other at once both go on. Messages (on a communicator of their
+ * own) carry tags that tell a put's data from a get's; an origin sends one
+ * transfer at a time (a lock), so chunks of one source and tag match in
+ * order.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "team/runtime.h"
+
+#define CHUNK ((size_t)1 << 20)
+
+enum { TAG_REQUEST = 1, TAG_PUT_DATA = 2, TAG_GET_DATA = 3, TAG_ACK = 4 };
+enum { OP_PUT = 1, OP_GET = 2 };
+
+typedef struct {
+  int32_t op;
+  int32_t team;
+  int32_t segid;
+  int32_t unused;
+  uint64_t offset;
+  uint64_t bytes;
+} request_t;
+
+/* A request this unit serves: its chunks in flight, then the answer. */
+typedef struct pending {
+  request_t r;
+  int src;
+  int status;
+  bool answered; /* put: data in the device and the ack sent */
+  char *host;    /* the run's bytes */
+  int nreqs;
+  MPI_Request *reqs; /* a put's receives or a get's sends (+ the answer) */
+  struct pending *next;
+} pending_t;
+
+static struct {
+  bool live;
+  MPI_Comm comm;
+  pthread_mutex_t serve_lock; /* the pending list */
+  MPI_Request incoming;
+  request_t request;
+  pending_t *pending;
+  void *stream;                /* the target's copies */
+  pthread_mutex_t origin_lock; /* one transfer sent at a time */
+  char *buf;                   /* the origin's pinned buffer */
+  size_t buf_size;
+  void *origin_stream;
+} stage = {.serve_lock = PTHREAD_MUTEX_INITIALIZER,
+           .origin_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int chunks(uint64_t bytes) { return (int)((bytes + CHUNK - 1) / CHUNK); }
+
+/* Posts one message per chunk of host (receives or sends) into reqs. */
+static int post_chunks(bool send, char *host, uint64_t bytes, int peer,
+                       int tag, MPI_Request *reqs)
+{
+  int k = 0;
+  for (uint64_t at = 0; at < bytes; at += CHUNK, k++) {
+    int n = (int)(bytes - at < CHUNK ? bytes - at : CHUNK);
+    int ret = send ? MPI_Isend(host + at, n, MPI_BYTE, peer, tag, stage.comm,
+                               &reqs[k])
+                   : MPI_Irecv(host + at, n, MPI_BYTE, peer, tag, stage.comm,
+                               &reqs[k]);
+    if (ret != MPI_SUCCESS) return -1;
+  }
+  return 0;
+}
+
+dart_ret_t dart__gpu__stage_init(void)
+{
+  if (!dart__gpu.any_device || dart__rt.num_nodes < 2) return DART_OK;
+  DART__MPI_CHECK(MPI_Comm_dup(dart__rt.comm, &stage.comm));
+  if (MPI_Irecv(&stage.request, sizeof stage.request, MPI_BYTE,
+                MPI_ANY_SOURCE, TAG_REQUEST, stage.comm, &stage.incoming) !=
+      MPI_SUCCESS) {
+    DART_LOG_ERROR_IN("dart_init", "MPI_Irecv for staged transfers failed");
+    MPI_Comm_free(&stage.comm);
+    return DART_ERR_OTHER;
+  }
+  stage.live = true;
+  dart__gpu.staging = true;
+  return DART_OK;
+}
+
+void dart__gpu__stage_fini(void)
+{
+  if (!stage.live) return;
+  MPI_Cancel(&stage.incoming);
+  MPI_Wait(&stage.incoming, MPI_STATUS_IGNORE);
+  MPI_Comm_free(&stage.comm);
+  if (stage.buf) dart__gpu.ops->host_free(stage.buf);
+  if (stage.stream) dart__gpu.ops->stream_destroy(stage.stream);
+  if (stage.origin_stream) dart__gpu.ops->stream_destroy(stage.origin_stream);
+  stage.buf = NULL;
+  stage.buf_size = 0;
+  stage.stream = stage.origin_stream = NULL;
+  stage.live = false;
+  dart__gpu.staging = false;
+}
+
+/* The device memory a request names in our own part, or NULL. */
+static char *request_target(const request_t *r)
+{
+  dart__team_t *team = dart__team__get((dart_team_t)r->team);
+  dart__segment_t *seg =
+      team ? dart__globmem__segtab_get(&team->segs, (int16_t)r->segid) : NULL;
+  if (seg == NULL || seg->memkind != DART_MEMKIND_CUDA ||
+      r->offset > seg->mysize || r->bytes > seg->mysize - r->offset) {
+    DART_LOG_ERROR("a staged transfer names segment %d of team %d, offset "
+                   "%llu + %llu bytes, which this unit does not have",
+                   r->segid, r->team, (unsigned long long)r->offset,
+                   (unsigned long long)r->bytes);
+    return NULL;
+  }
+  return seg->mybase + r->offset;
+}
+
+static dart_ret_t copy_sync(void *dst, const void *src, size_t bytes,
+                            void **stream)
+{
+  dart_ret_t ret = DART_OK;
+  if (*stream == NULL) ret = dart__gpu.ops->stream_create(stream);
+  if (ret == DART_OK) ret = dart__gpu.ops->copy(dst, src, bytes, *stream);
+  return ret == DART_OK ? dart__gpu.ops->stream_sync(*stream) : ret;
+}
+
+/* Takes up a new request: posts its receives (put) or its answer and
+ * sends (get); waits for nothing the origin has to do. */
+static pending_t *start(const request_t *r, int src)
+{
+  pending_t *p = calloc(1, sizeof *p);
+  int n = chunks(r->bytes);
+  if (p == NULL || (p->reqs = calloc((size_t)n + 1, sizeof *p->reqs)) == NULL ||
+      (p->host = malloc(r->bytes ? r->bytes : 1)) == NULL) {
+    DART_LOG_ERROR("out of memory for a staged transfer of %llu bytes",
+                   (unsigned long long)r->bytes);
+    if (p) free(p->reqs);
+    free(p);
+    return NULL; /* the origin waits on: MPI-level failure territory */
+  }
+  p->r = *r;
+  p->src = src;
+  p->nreqs = n;
+  char *dev = request_target(r);
+  p->status = dev ? DART_OK : DART_ERR_INVAL;
+  if (r->op == OP_PUT) {
+    post_chunks(false, p->host, r->bytes, src, TAG_PUT_DATA, p->reqs);
+  } else {
+    if (dev && copy_sync(p->host, dev, r->bytes, &stage.stream) != DART_OK)
+      p->status = DART_ERR_OTHER;
+    MPI_Isend(&p->status, 1, MPI_INT, src, TAG_ACK, stage.comm,
+              &p->reqs[n]);
+    if (p->status == DART_OK)
+      post_chunks(true, p->host, r->bytes, src, TAG_GET_DATA, p->reqs);
+    else
+      for (int k = 0; k < n; k++) p->reqs[k] = MPI_REQUEST_NULL;
+    p->answered = true;
+  }
+  return p;
+}
+
+/* Moves a request on; true once it is finished. */
+static bool advance(pending_t *p)
+{
+  int done = 0;
+  MPI_Testall(p->nreqs + (p->answered ? 1 : 0), p->reqs, &done,
+              MPI_STATUSES_IGNORE);
+  if (!done) return false;
+  if (p->answered) return true;
+  /* a put's data is all here: into the device, then the answer */
+  if (p->status == DART_OK) {
+    char *dev = request_target(&p->r);
+    p->status = dev ? copy_sync(dev, p->host, p->r.bytes, &stage.stream)
+                    : DART_ERR_INVAL;
+  }
+  MPI_Isend(&p->status, 1, MPI_INT, p->src, TAG_ACK, stage.comm,
+            &p->reqs[p->nreqs]);
+  p->answered = true;
+  return false;
+}
+
+bool dart__gpu__stage_serve(void)
+{
+  if (!stage.live || pthread_mutex_trylock(&stage.serve_lock) != 0)
+    return false;
+  bool served = false;
+  int done = 0;
+  MPI_Status st;
+  if (MPI_Test(&stage.incoming, &done, &st) == MPI_SUCCESS && done) {
+    request_t r = stage.request;
+    MPI_Irecv(&stage.request, sizeof stage.request, MPI_BYTE, MPI_ANY_SOURCE,
+              TAG_REQUEST, stage.comm, &stage.incoming);
+    pending_t *p = start(&r, st.MPI_SOURCE);
+    if (p) {
+      p->next = stage.pending;
+      stage.pending = p;
+    }
+    served = true;
+  }
+  for (pending_t **at = &stage.pending; *at;) {
+    pending_t *p = *at;
+    if (advance(p)) {
+      *at = p->next;
+      free(p->host);
+      free(p->reqs);
+      free(p);
+      served = true;
+    } else {
+      at = &p->next;
+    }
+  }
+  pthread_mutex_unlock(&stage.serve_lock);
+  return served;
+}
+
+/* ---- the origin ---- */
+
+typedef struct {
+  const dart__target_t *t;
+  bool is_put;
+  bool local_device;
+  char *local;
+  size_t es;
+  int dest; /* global unit */
+  dart_ret_t ret;
+} origin_t;
+
+/* The origin's pinned buffer of at least bytes (origin lock held). */
+static dart_ret_t origin_buffer(size_t bytes)
+{
+  if (bytes <= stage.buf_size) return DART_OK;
+  if (stage.buf) dart__gpu.ops->host_free(stage.buf);
+  stage.buf = NULL;
+  stage.buf_size = 0;
+  dart_ret_t ret = dart__gpu.ops->host_alloc(bytes, (void **)&stage.buf);
+  if (ret == DART_OK) stage.buf_size = bytes;
+  return ret;
+}
+
+/* One contiguous run: the request, the chunks, the answer; others'
+ * requests are served while it waits. */
+static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
+{
+  const char *func = o->is_put ? "dart_put" : "dart_get";
+  request_t r = {o->is_put ? OP_PUT : OP_GET, o->t->team->id, o->t->seg->id,
+                 0, offset, bytes};
+  int n = chunks(bytes), status = DART_ERR_OTHER;
+  char *host = local;
+  dart_ret_t ret;
+  if (o->local_device) {
+    if ((ret = origin_buffer(bytes)) != DART_OK) return ret;
+    host = stage.buf;
+    if (o->is_put &&
+        (ret = copy_sync(host, local, bytes, &stage.origin_stream)) != DART_OK)
+      return ret;
+  }
+  MPI_Request head[2], *reqs = calloc((size_t)n + 1, sizeof *reqs);
+  if (reqs == NULL) {
+    DART_LOG_ERROR_IN(func, "out of memory for %d requests", n);
+    return DART_ERR_NOMEM;
+  }
+  ret = DART_ERR_OTHER;
+  if (MPI_Irecv(&status, 1, MPI_INT, o->dest, TAG_ACK, stage.comm,
+                &head[0]) != MPI_SUCCESS ||
+      MPI_Isend(&r, sizeof r, MPI_BYTE, o->dest, TAG_REQUEST, stage.comm,
+                &head[1]) != MPI_SUCCESS)
+    goto out;
+  if (o->is_put) {
+    if (post_chunks(true, host, bytes, o->dest, TAG_PUT_DATA, reqs) != 0 ||
+        (ret = dart__onesided__progress_wait(func, n, reqs)) != DART_OK ||
+        (ret = dart__onesided__progress_wait(func, 2, head)) != DART_OK)
+      goto out;
+    ret = (dart_ret_t)status;
+  } else {
+    if ((ret = dart__onesided__progress_wait(func, 2, head)) != DART_OK)
+      goto out;
+    if ((ret = (dart_ret_t)status) != DART_OK) goto out;
+    ret = DART_ERR_OTHER;
+    if (post_chunks(false, host, bytes, o->dest, TAG_GET_DATA, reqs) != 0 ||
+        (ret = dart__onesided__progress_wait(func, n, reqs)) != DART_OK)
+      goto out;
+    if (o->local_device)
+      ret = copy_sync(local, host, bytes, &stage.origin_stream);
+  }
+out:
+  free(reqs);
+  return ret;
+}
+
+static int stage_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
+{
+  origin_t *o = ctx;
+  size_t local_at = o->is_put ? src_at : dst_at;
+  size_t remote_at = o->is_put ? dst_at : src_at;
+  char *local = o->local + local_at * o->es;
+  uint64_t offset = o->t->offset + remote_at * o->es;
+  o->ret = run(o, local, offset, n * o->es);
+  return o->ret != DART_OK;
+}
+
+static dart_ret_t stage_xfer(const dart__xfer_t *x, bool is_put,
+                             dart__mode_t mode, dart_handle_t *handle)
+{
+  const dart__target_t *t = x->target;
+  origin_t o = {t,
+                is_put,
+                dart__gpu.ops->is_device(x->local),
+                x->local,
+                x->local_t->elem_size,
+                t->team->members[t->unit],
+                DART_OK};
+  pthread_mutex_lock(&stage.origin_lock);
+  if (is_put)
+    dart__globmem__dtype_runs(x->remote_t, x->local_t, x->nelem, stage_run,
+                              &o);
+  else
+    dart__globmem__dtype_runs(x->local_t, x->remote_t, x->nelem, stage_run,
+                              &o);
+  pthread_mutex_unlock(&stage.origin_lock);
+  if (o.ret != DART_OK) {
+    DART_LOG_ERROR_IN(is_put ? "dart_put" : "dart_get",
+                      "the staged transfer with unit %d failed", o.dest);
+    return o.ret;
+  }
+  if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+  return DART_OK;
+}
+
+static dart_ret_t stage_put(const dart__xfer_t *x, dart__mode_t mode,
+                            dart_handle_t *handle)
+{
+  return stage_xfer(x, true, mode, handle);
+}
+
+static dart_ret_t stage_get(const dart__xfer_t *x, dart__mode_t mode,
+                            dart_handle_t *handle)
+{
+  return stage_xfer(x, false, mode, handle);
+}
+
+static dart_ret_t stage_flush(dart__team_t *team, int unit)
+{
+  (void)team;
+  (void)unit;
+  return DART_OK;
+}
+
+static dart_ret_t stage_atomic(const dart__atomic_t *a)
+{
+  DART_LOG_ERROR_IN(a->func, "atomics on device memory of unit %d, on "
+                             "another node, need a CUDA-aware UCX, and the "
+                             "UCX of this build is not",
+                    a->target->unit);
+  return DART_ERR_INVAL;
+}
+
+const dart__path_ops_t dart__path_stage = {stage_put, stage_get, stage_flush,
+                                           stage_flush, stage_atomic};
