@@ -161,6 +161,9 @@ END {
   nu = distinct(UNITS["gups" SUBSEP "node"], gu)
   for (i = 1; i <= nu; i++)
     target("GUPS, one node, " gu[i] " units, vs shared-window atomics", val("gups", "update", "dart", "node", gu[i], 20), val("gups", "update", "shm_atomic", "node", gu[i], 20), ">=", 0.8)
+  # device memory (bench_gpu; only where a CUDA device ran it)
+  target("GPU, node, 4 MiB device-to-device put bandwidth vs cudaMemcpy D2D", val("gpu_bandwidth", "put_blocking", "dart_ipc", "node", 2, 4194304), val("gpu_bandwidth", "copy", "copy_d2d", "node", 2, 4194304), ">=", 0.8)
+  target("GPU, 4 MiB put: times faster through IPC (node) than host staging (upn1)", val("gpu_latency", "put_blocking", "dart_ipc", "node", 2, 4194304), val("gpu_latency", "put_blocking", "dart_stage", "upn1", 2, 4194304), ">=", 1, 1)
   for (li = 0; li < 2; li++) {
     lay = li ? "upn1" : "node"
     nu = distinct(UNITS["stencil" SUBSEP lay], su)
