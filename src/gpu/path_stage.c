@@ -4,9 +4,10 @@
  * sends a request per contiguous run and the data in chunks of 1 MiB
  * through host memory (its pinned buffer when the local side is device
  * memory); the target, whenever it waits inside libdart (or in the
- * progress thread), takes the request up, receives the chunks into host
- * memory and copies them to its device, then answers (a get runs the
- * other way, answer first). Every transfer is complete when it returns: a
+ * progress thread), takes the request up, receives the chunks into pinned
+ * memory and copies each to its device as it arrives, then answers (a get
+ * runs the other way, answer first, each chunk sent while the next one
+ * leaves the device). Every transfer is complete when it returns: a
  * put once the target answers, so flushes have nothing to wait for.
  *
  * Serving never waits for the origin: requests are kept with their
@@ -43,7 +44,10 @@ typedef struct pending {
   int src;
   int status;
   bool answered; /* put: data in the device and the ack sent */
-  char *host;    /* the run's bytes */
+  int copied;    /* put: chunks handed to the device */
+  char *dev;     /* where in our part, or NULL (status says why) */
+  char *host;    /* the run's bytes (pinned) */
+  size_t host_size;
   int nreqs;
   MPI_Request *reqs; /* a put's receives or a get's sends (+ the answer) */
   struct pending *next;
@@ -56,6 +60,8 @@ static struct {
   MPI_Request incoming;
   request_t request;
   pending_t *pending;
+  char *spare; /* a pinned buffer kept for the next request */
+  size_t spare_size;
   void *stream;                /* the target's copies */
   pthread_mutex_t origin_lock; /* one transfer sent at a time */
   char *buf;                   /* the origin's pinned buffer */
@@ -105,6 +111,9 @@ void dart__gpu__stage_fini(void)
   MPI_Wait(&stage.incoming, MPI_STATUS_IGNORE);
   MPI_Comm_free(&stage.comm);
   if (stage.buf) dart__gpu.ops->host_free(stage.buf);
+  if (stage.spare) dart__gpu.ops->host_free(stage.spare);
+  stage.spare = NULL;
+  stage.spare_size = 0;
   if (stage.stream) dart__gpu.ops->stream_destroy(stage.stream);
   if (stage.origin_stream) dart__gpu.ops->stream_destroy(stage.origin_stream);
   stage.buf = NULL;
@@ -131,23 +140,63 @@ static char *request_target(const request_t *r)
   return seg->mybase + r->offset;
 }
 
-static dart_ret_t copy_sync(void *dst, const void *src, size_t bytes,
-                            void **stream)
+static dart_ret_t copy_on(void *dst, const void *src, size_t bytes,
+                          void **stream)
 {
   dart_ret_t ret = DART_OK;
   if (*stream == NULL) ret = dart__gpu.ops->stream_create(stream);
-  if (ret == DART_OK) ret = dart__gpu.ops->copy(dst, src, bytes, *stream);
+  return ret == DART_OK ? dart__gpu.ops->copy(dst, src, bytes, *stream) : ret;
+}
+
+static dart_ret_t copy_sync(void *dst, const void *src, size_t bytes,
+                            void **stream)
+{
+  dart_ret_t ret = copy_on(dst, src, bytes, stream);
   return ret == DART_OK ? dart__gpu.ops->stream_sync(*stream) : ret;
 }
 
-/* Takes up a new request: posts its receives (put) or its answer and
- * sends (get); waits for nothing the origin has to do. */
+/* Pinned memory for a request: the spare when it is large enough. */
+static char *host_take(size_t bytes, size_t *size)
+{
+  char *h = NULL;
+  if (stage.spare && stage.spare_size >= bytes) {
+    h = stage.spare;
+    *size = stage.spare_size;
+    stage.spare = NULL;
+  } else if (dart__gpu.ops->host_alloc(bytes, (void **)&h) == DART_OK) {
+    *size = bytes;
+  }
+  return h;
+}
+
+/* Keeps the larger of a finished request's buffer and the spare. */
+static void host_give(char *h, size_t size)
+{
+  if (stage.spare && stage.spare_size >= size) {
+    dart__gpu.ops->host_free(h);
+    return;
+  }
+  if (stage.spare) dart__gpu.ops->host_free(stage.spare);
+  stage.spare = h;
+  stage.spare_size = size;
+}
+
+static void pending_free(pending_t *p)
+{
+  if (p->host) host_give(p->host, p->host_size);
+  free(p->reqs);
+  free(p);
+}
+
+/* Takes up a new request: posts its receives (put), or copies its chunks
+ * out of the device one by one, each sent while the next one copies (get,
+ * after the answer); waits for nothing the origin has to do. */
 static pending_t *start(const request_t *r, int src)
 {
   pending_t *p = calloc(1, sizeof *p);
   int n = chunks(r->bytes);
   if (p == NULL || (p->reqs = calloc((size_t)n + 1, sizeof *p->reqs)) == NULL ||
-      (p->host = malloc(r->bytes ? r->bytes : 1)) == NULL) {
+      (p->host = host_take(r->bytes ? r->bytes : 1, &p->host_size)) == NULL) {
     DART_LOG_ERROR("out of memory for a staged transfer of %llu bytes",
                    (unsigned long long)r->bytes);
     if (p) free(p->reqs);
@@ -157,42 +206,54 @@ static pending_t *start(const request_t *r, int src)
   p->r = *r;
   p->src = src;
   p->nreqs = n;
-  char *dev = request_target(r);
-  p->status = dev ? DART_OK : DART_ERR_INVAL;
+  p->dev = request_target(r);
+  p->status = p->dev ? DART_OK : DART_ERR_INVAL;
+  for (int k = 0; k < n; k++) p->reqs[k] = MPI_REQUEST_NULL;
   if (r->op == OP_PUT) {
     post_chunks(false, p->host, r->bytes, src, TAG_PUT_DATA, p->reqs);
-  } else {
-    if (dev && copy_sync(p->host, dev, r->bytes, &stage.stream) != DART_OK)
-      p->status = DART_ERR_OTHER;
-    MPI_Isend(&p->status, 1, MPI_INT, src, TAG_ACK, stage.comm,
-              &p->reqs[n]);
-    if (p->status == DART_OK)
-      post_chunks(true, p->host, r->bytes, src, TAG_GET_DATA, p->reqs);
-    else
-      for (int k = 0; k < n; k++) p->reqs[k] = MPI_REQUEST_NULL;
-    p->answered = true;
+    return p;
+  }
+  MPI_Isend(&p->status, 1, MPI_INT, src, TAG_ACK, stage.comm, &p->reqs[n]);
+  p->answered = true;
+  for (int k = 0; k < n && p->status == DART_OK; k++) {
+    uint64_t at = (uint64_t)k * CHUNK;
+    int bytes = (int)(r->bytes - at < CHUNK ? r->bytes - at : CHUNK);
+    if (copy_sync(p->host + at, p->dev + at, (size_t)bytes, &stage.stream) !=
+        DART_OK)
+      memset(p->host + at, 0, (size_t)bytes); /* logged; answered already */
+    MPI_Isend(p->host + at, bytes, MPI_BYTE, src, TAG_GET_DATA, stage.comm,
+              &p->reqs[k]);
   }
   return p;
 }
 
-/* Moves a request on; true once it is finished. */
+/* Moves a request on; true once it is finished. A put's chunks go to the
+ * device as they arrive, in order, while later ones are still coming. */
 static bool advance(pending_t *p)
 {
   int done = 0;
-  MPI_Testall(p->nreqs + (p->answered ? 1 : 0), p->reqs, &done,
-              MPI_STATUSES_IGNORE);
-  if (!done) return false;
-  if (p->answered) return true;
-  /* a put's data is all here: into the device, then the answer */
-  if (p->status == DART_OK) {
-    char *dev = request_target(&p->r);
-    p->status = dev ? copy_sync(dev, p->host, p->r.bytes, &stage.stream)
-                    : DART_ERR_INVAL;
+  if (!p->answered) {
+    while (p->copied < p->nreqs &&
+           MPI_Test(&p->reqs[p->copied], &done, MPI_STATUS_IGNORE) ==
+               MPI_SUCCESS &&
+           done) {
+      uint64_t at = (uint64_t)p->copied * CHUNK;
+      size_t bytes = p->r.bytes - at < CHUNK ? p->r.bytes - at : CHUNK;
+      if (p->status == DART_OK &&
+          copy_on(p->dev + at, p->host + at, bytes, &stage.stream) != DART_OK)
+        p->status = DART_ERR_OTHER;
+      p->copied++;
+    }
+    if (p->copied < p->nreqs) return false;
+    if (p->status == DART_OK &&
+        dart__gpu.ops->stream_sync(stage.stream) != DART_OK)
+      p->status = DART_ERR_OTHER;
+    MPI_Isend(&p->status, 1, MPI_INT, p->src, TAG_ACK, stage.comm,
+              &p->reqs[p->nreqs]);
+    p->answered = true;
   }
-  MPI_Isend(&p->status, 1, MPI_INT, p->src, TAG_ACK, stage.comm,
-            &p->reqs[p->nreqs]);
-  p->answered = true;
-  return false;
+  MPI_Testall(p->nreqs + 1, p->reqs, &done, MPI_STATUSES_IGNORE);
+  return done;
 }
 
 bool dart__gpu__stage_serve(void)
@@ -217,9 +278,7 @@ bool dart__gpu__stage_serve(void)
     pending_t *p = *at;
     if (advance(p)) {
       *at = p->next;
-      free(p->host);
-      free(p->reqs);
-      free(p);
+      pending_free(p);
       served = true;
     } else {
       at = &p->next;
@@ -254,7 +313,9 @@ static dart_ret_t origin_buffer(size_t bytes)
 }
 
 /* One contiguous run: the request, the chunks, the answer; others'
- * requests are served while it waits. */
+ * requests are served while it waits. From device memory, each chunk is
+ * copied out while the previous one is on its way; into device memory,
+ * each is copied in as soon as it arrives. */
 static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
 {
   const char *func = o->is_put ? "dart_put" : "dart_get";
@@ -266,11 +327,8 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
   if (o->local_device) {
     if ((ret = origin_buffer(bytes)) != DART_OK) return ret;
     host = stage.buf;
-    if (o->is_put &&
-        (ret = copy_sync(host, local, bytes, &stage.origin_stream)) != DART_OK)
-      return ret;
   }
-  MPI_Request head[2], *reqs = calloc((size_t)n + 1, sizeof *reqs);
+  MPI_Request head[2], *reqs = calloc((size_t)n, sizeof *reqs);
   if (reqs == NULL) {
     DART_LOG_ERROR_IN(func, "out of memory for %d requests", n);
     return DART_ERR_NOMEM;
@@ -282,8 +340,17 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
                 &head[1]) != MPI_SUCCESS)
     goto out;
   if (o->is_put) {
-    if (post_chunks(true, host, bytes, o->dest, TAG_PUT_DATA, reqs) != 0 ||
-        (ret = dart__onesided__progress_wait(func, n, reqs)) != DART_OK ||
+    for (int k = 0; k < n; k++) {
+      size_t at = (size_t)k * CHUNK;
+      size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
+      if ((o->local_device &&
+           (ret = copy_sync(host + at, local + at, len,
+                            &stage.origin_stream)) != DART_OK) ||
+          MPI_Isend(host + at, (int)len, MPI_BYTE, o->dest, TAG_PUT_DATA,
+                    stage.comm, &reqs[k]) != MPI_SUCCESS)
+        goto out;
+    }
+    if ((ret = dart__onesided__progress_wait(func, n, reqs)) != DART_OK ||
         (ret = dart__onesided__progress_wait(func, 2, head)) != DART_OK)
       goto out;
     ret = (dart_ret_t)status;
@@ -292,11 +359,20 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
       goto out;
     if ((ret = (dart_ret_t)status) != DART_OK) goto out;
     ret = DART_ERR_OTHER;
-    if (post_chunks(false, host, bytes, o->dest, TAG_GET_DATA, reqs) != 0 ||
-        (ret = dart__onesided__progress_wait(func, n, reqs)) != DART_OK)
+    if (post_chunks(false, host, bytes, o->dest, TAG_GET_DATA, reqs) != 0)
       goto out;
+    for (int k = 0; k < n; k++) {
+      size_t at = (size_t)k * CHUNK;
+      size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
+      if ((ret = dart__onesided__progress_wait(func, 1, &reqs[k])) !=
+              DART_OK ||
+          (o->local_device &&
+           (ret = copy_on(local + at, host + at, len,
+                          &stage.origin_stream)) != DART_OK))
+        goto out;
+    }
     if (o->local_device)
-      ret = copy_sync(local, host, bytes, &stage.origin_stream);
+      ret = dart__gpu.ops->stream_sync(stage.origin_stream);
   }
 out:
   free(reqs);
