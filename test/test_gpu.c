@@ -520,9 +520,20 @@ static void test_bad_input(void)
   INVAL("dart_team_memregister_kind",
         dart_team_memregister_kind(DART_TEAM_ALL, 4, DART_TYPE_LONG, host,
                                    DART_MEMKIND_CUDA, &g));
-  void *dev = dev_alloc(64);
+  long *dev = dev_alloc(64);
   INVAL("dart_team_memregister",
         dart_team_memregister(DART_TEAM_ALL, 8, DART_TYPE_LONG, dev, &g));
+  /* one unit's bad part fails the collective call on every unit, each
+   * with its one line, and nobody waits for the others */
+  long *reg = me == 0 ? dev : host;
+  INVAL("dart_team_memregister",
+        dart_team_memregister(DART_TEAM_ALL, me == 0 ? 8 : 4, DART_TYPE_LONG,
+                              reg, &g));
+  INVAL("dart_team_memregister_kind",
+        dart_team_memregister_kind(DART_TEAM_ALL, 4, DART_TYPE_LONG,
+                                   me == 0 ? host : dev, DART_MEMKIND_CUDA,
+                                   &g));
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
   INVAL("dart_memkind_alloc",
         dart_memkind_alloc(8, (dart_memkind_t)-1, &p));
   INVAL("dart_memkind_alloc",

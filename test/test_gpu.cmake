@@ -1,12 +1,13 @@
 # GPU memory: on a CUDA device (label gpu: skipped without one), and the
 # same program on emulated devices (label gpuemu), which runs everywhere.
-# Emulated nodes take the staging path; .ucx keeps it served while the UCX
-# transport polls.
-dart_add_test(gpu SOURCES test_gpu.c UNITS 1 2 3 4 LAYOUTS node upn1 upn2
+# Emulated nodes take the staging path; on the UCX transport (.ucx, .tcp)
+# staged transfers are served while units poll UCX.
+dart_add_test(gpu SOURCES test_gpu.c UNITS 1 2 4 LAYOUTS node upn1 upn2
               LABELS gpu)
 dart_add_test(gpu_emu SOURCES test_gpu.c UNITS 1 2 3 4
-              LAYOUTS node upn1 upn2 upn2.ucx upn1.tcp
-              LABELS gpuemu ENV DART_GPU_EMULATE=1)
+              LAYOUTS node upn1 upn2 LABELS gpuemu ENV DART_GPU_EMULATE=1)
+dart_add_test(gpu_emu_ucx SOURCES test_gpu.c UNITS 4
+              LAYOUTS upn2.ucx upn1.tcp LABELS gpuemu ENV DART_GPU_EMULATE=1)
 # Stream-ordered puts and gets between kernels (a CUDA device only).
 if(DART_HAVE_CUDA_KERNELS)
   dart_add_test(gpu_stream SOURCES test_gpu_stream.cu UNITS 1 2 4

@@ -21,11 +21,17 @@
  * with a CUDA device present) every put and get asks the CUDA runtime
  * what its local buffer is: about a few hundred nanoseconds.
  *
+ * The copies run on libdart's own streams, which do not wait for work on
+ * the caller's streams: synchronise a kernel that writes a buffer before
+ * putting from it (as CUDA-aware MPI requires), or use dart_put_stream.
+ *
  * Atomics on device segments run as a kernel on the target's memory
  * through its IPC mapping (system-scope atomics), for the caller's own part
- * and node peers. Across nodes they need a CUDA-aware UCX, which this
- * build does not use: they return DART_ERR_INVAL with a log line saying
- * so.
+ * and node peers; their operands and results are host memory. Node peers
+ * on different devices need peer access between them (NVLink or PCIe
+ * peer-to-peer, with native peer atomics for the atomics). Across nodes
+ * atomics need a CUDA-aware UCX, which this build does not use: they
+ * return DART_ERR_INVAL with a log line saying so.
  *
  * Each unit uses device (node-local rank modulo visible devices), or
  * DART_GPU_DEVICE. DART_GPU_EMULATE=n stands in n emulated devices (host

@@ -11,6 +11,9 @@
 #include "team/runtime.h"
 
 #define SEG_ALIGN 64
+/* part sizes from FAILED_PART - DART_ERR_OTHER up say "this unit failed
+ * with error FAILED_PART - size" (no part is that large) */
+#define FAILED_PART UINT64_MAX
 
 void dart__globmem__segtab_init(dart__segtab_t *tab)
 {
@@ -83,12 +86,19 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
                  (!device && (!shm || kind == DART__SEG_REGISTER)));
 
   ret = DART_ERR_OTHER;
+  /* failures of one unit that the others learn from the exchange below
+   * (all fail together, none waits in a collective for it) */
+  dart_ret_t mine_ret = DART_OK;
   /* node peers' parts: one shared window per node (user memory is private) */
   if (kind == DART__SEG_REGISTER) {
     seg->mybase = addr;
+    if (!device && part > 0 && dart__gpu__is_device(addr)) {
+      DART_LOG_ERROR_IN(func, "%p is device memory: register it as "
+                              "DART_MEMKIND_CUDA (dart_memkind.h)", addr);
+      mine_ret = DART_ERR_INVAL;
+    }
   } else if (device) {
-    if ((ret = dart__gpu.ops->alloc(part, &seg->gpu.alloc)) != DART_OK)
-      goto fail;
+    mine_ret = dart__gpu.ops->alloc(part, &seg->gpu.alloc); /* logged */
     seg->mybase = seg->gpu.alloc;
   } else {
     MPI_Info info;
@@ -116,7 +126,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   bool needs_win = team->size > 1 && !device &&
                    ((seg->remote && !ucx) || kind == DART__SEG_POOL);
   MPI_Aint disp = 0;
-  if (needs_win) {
+  if (needs_win && mine_ret == DART_OK) {
     if ((ret = dart__team__ensure_window(team)) != DART_OK) goto fail;
     ret = DART_ERR_OTHER;
     if (part > 0) {
@@ -129,13 +139,22 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
       MPI_Get_address(seg->mybase, &disp);
     }
   }
-  uint64_t mine[3] = {part, (uint64_t)disp, (uint64_t)(uintptr_t)seg->mybase};
+  uint64_t mine[3] = {mine_ret == DART_OK ? part : FAILED_PART - mine_ret,
+                      (uint64_t)disp, (uint64_t)(uintptr_t)seg->mybase};
   MPI_Request req;
   if (MPI_Iallgather(mine, 3, MPI_UINT64_T, parts, 3, MPI_UINT64_T,
                      team->comm, &req) != MPI_SUCCESS ||
       dart__onesided__progress_wait(func, 1, &req) != DART_OK) {
     DART_LOG_ERROR_IN(func, "MPI_Allgather of the parts failed");
     goto fail;
+  }
+  for (int u = 0; u < team->size; u++) {
+    if (parts[3 * u] >= FAILED_PART - DART_ERR_OTHER) {
+      ret = (dart_ret_t)(FAILED_PART - parts[3 * u]);
+      if (mine_ret == DART_OK)
+        DART_LOG_ERROR_IN(func, "unit %d could not make its part", u);
+      goto fail;
+    }
   }
   for (int u = 0; u < team->size; u++) {
     dart__route_t *r = &seg->routes[u];
@@ -284,12 +303,6 @@ static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
   if (memkind == DART_MEMKIND_CUDA && !dart__gpu.any_device) {
     DART_LOG_ERROR_IN(func, "DART_MEMKIND_CUDA needs a CUDA device on every "
                             "unit (see dart_memkind_device)");
-    return DART_ERR_INVAL;
-  }
-  if (memkind == DART_MEMKIND_HOST && kind == DART__SEG_REGISTER && bytes &&
-      dart__gpu__is_device(addr)) {
-    DART_LOG_ERROR_IN(func, "%p is device memory: register it as "
-                            "DART_MEMKIND_CUDA (dart_memkind.h)", addr);
     return DART_ERR_INVAL;
   }
   if (symmetric) {

@@ -70,6 +70,7 @@ typedef struct dart__segment {
     void *alloc;                    /* what we allocated for our part */
     struct dart__gpu_export *exports; /* per team unit on our node */
     _Atomic(char *) *parts;         /* per team unit: mapped part, or NULL */
+    bool staged; /* counted in dart__gpu.staged_segments */
   } gpu;
 } dart__segment_t;
 

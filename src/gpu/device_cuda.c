@@ -23,12 +23,31 @@ typedef CUresult (*pointer_attribute_fn)(void *data,
                                          CUdeviceptr ptr);
 
 static struct {
+  int device; /* this unit's */
   address_range_fn address_range;
   pointer_attribute_fn pointer_attribute;
   pthread_mutex_t lock; /* the atomics' operand buffer */
   char *scratch;        /* pinned, mapped: the device reads and writes it */
   size_t scratch_size;
-} cuda = {NULL, NULL, PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+} cuda = {-1, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+
+/*
+ * The current device is per host thread: every entry makes this unit's
+ * current (the progress thread and the application's threads call here
+ * too) and gives the caller's back on leaving.
+ */
+static int enter(void)
+{
+  int prev = -1;
+  if (cudaGetDevice(&prev) == cudaSuccess && prev == cuda.device) return -1;
+  cudaSetDevice(cuda.device);
+  return prev;
+}
+
+static void leave(int prev)
+{
+  if (prev >= 0) cudaSetDevice(prev);
+}
 
 static dart_ret_t failed(const char *what, cudaError_t err)
 {
@@ -67,18 +86,19 @@ static int cuda_count(void)
 
 static dart_ret_t cuda_set_device(int device)
 {
+  cuda.device = device;
   cudaError_t err = cudaSetDevice(device);
   if (err == cudaSuccess) err = cudaFree(NULL); /* the context, now */
   return err == cudaSuccess ? DART_OK : failed("cudaSetDevice", err);
 }
 
-static dart_ret_t cuda_alloc(size_t bytes, void **ptr)
+static dart_ret_t cuda_alloc_here(size_t bytes, void **ptr)
 {
   cudaError_t err = cudaMalloc(ptr, bytes ? bytes : 1);
   return err == cudaSuccess ? DART_OK : failed("cudaMalloc", err);
 }
 
-static void cuda_free(void *ptr)
+static void cuda_free_here(void *ptr)
 {
   cudaError_t err = cudaFree(ptr);
   if (err != cudaSuccess) failed("cudaFree", err);
@@ -94,8 +114,8 @@ static bool cuda_is_device(const void *ptr)
   return attr.type == cudaMemoryTypeDevice;
 }
 
-static dart_ret_t cuda_export(void *ptr, size_t bytes,
-                              dart__gpu_export_t *out)
+static dart_ret_t cuda_export_here(void *ptr, size_t bytes,
+                                   dart__gpu_export_t *out)
 {
   CUdeviceptr base;
   size_t size;
@@ -123,7 +143,7 @@ static dart_ret_t cuda_export(void *ptr, size_t bytes,
   return DART_OK;
 }
 
-static dart_ret_t cuda_open(const dart__gpu_export_t *e, void **base)
+static dart_ret_t cuda_open_here(const dart__gpu_export_t *e, void **base)
 {
   cudaIpcMemHandle_t h;
   memcpy(&h, e->handle, sizeof h);
@@ -132,21 +152,21 @@ static dart_ret_t cuda_open(const dart__gpu_export_t *e, void **base)
   return err == cudaSuccess ? DART_OK : failed("cudaIpcOpenMemHandle", err);
 }
 
-static void cuda_close(void *base)
+static void cuda_close_here(void *base)
 {
   cudaError_t err = cudaIpcCloseMemHandle(base);
   if (err != cudaSuccess) failed("cudaIpcCloseMemHandle", err);
 }
 
-static dart_ret_t cuda_copy(void *dst, const void *src, size_t bytes,
-                            void *stream)
+static dart_ret_t cuda_copy_here(void *dst, const void *src, size_t bytes,
+                                 void *stream)
 {
   cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
                                     (cudaStream_t)stream);
   return err == cudaSuccess ? DART_OK : failed("cudaMemcpyAsync", err);
 }
 
-static dart_ret_t cuda_stream_create(void **stream)
+static dart_ret_t cuda_stream_create_here(void **stream)
 {
   cudaError_t err =
       cudaStreamCreateWithFlags((cudaStream_t *)stream, cudaStreamNonBlocking);
@@ -158,13 +178,13 @@ static void cuda_stream_destroy(void *stream)
   if (stream) cudaStreamDestroy((cudaStream_t)stream);
 }
 
-static dart_ret_t cuda_stream_sync(void *stream)
+static dart_ret_t cuda_stream_sync_here(void *stream)
 {
   cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
   return err == cudaSuccess ? DART_OK : failed("cudaStreamSynchronize", err);
 }
 
-static dart_ret_t cuda_host_alloc(size_t bytes, void **ptr)
+static dart_ret_t cuda_host_alloc_here(size_t bytes, void **ptr)
 {
   cudaError_t err = cudaMallocHost(ptr, bytes ? bytes : 1);
   return err == cudaSuccess ? DART_OK : failed("cudaMallocHost", err);
@@ -175,7 +195,8 @@ static void cuda_host_free(void *ptr)
   if (ptr) cudaFreeHost(ptr);
 }
 
-static dart_ret_t cuda_atomic(const dart__atomic_t *a, char *p, void *stream)
+static dart_ret_t cuda_atomic_here(const dart__atomic_t *a, char *p,
+                                   void *stream)
 {
 #ifdef DART_HAVE_CUDA_KERNELS
   /* operands and the result through pinned memory the kernel reaches */
@@ -187,7 +208,8 @@ static dart_ret_t cuda_atomic(const dart__atomic_t *a, char *p, void *stream)
     cuda_host_free(cuda.scratch);
     cuda.scratch = NULL;
     cuda.scratch_size = 0;
-    if ((ret = cuda_host_alloc(need, (void **)&cuda.scratch)) != DART_OK)
+    if ((ret = cuda_host_alloc_here(need, (void **)&cuda.scratch)) !=
+        DART_OK)
       goto out;
     cuda.scratch_size = need;
   }
@@ -220,6 +242,38 @@ out:
   return DART_ERR_INVAL;
 #endif
 }
+
+/* ---- the entries: each on this unit's device ---- */
+
+#define ON_DEVICE(name, params, args)                                      \
+  static dart_ret_t name params                                            \
+  {                                                                        \
+    int prev = enter();                                                    \
+    dart_ret_t ret = name##_here args;                                     \
+    leave(prev);                                                           \
+    return ret;                                                            \
+  }
+#define ON_DEVICE_VOID(name, params, args)                                 \
+  static void name params                                                  \
+  {                                                                        \
+    int prev = enter();                                                    \
+    name##_here args;                                                      \
+    leave(prev);                                                           \
+  }
+
+ON_DEVICE(cuda_alloc, (size_t bytes, void **ptr), (bytes, ptr))
+ON_DEVICE_VOID(cuda_free, (void *ptr), (ptr))
+ON_DEVICE(cuda_export, (void *ptr, size_t bytes, dart__gpu_export_t *out),
+          (ptr, bytes, out))
+ON_DEVICE(cuda_open, (const dart__gpu_export_t *e, void **base), (e, base))
+ON_DEVICE_VOID(cuda_close, (void *base), (base))
+ON_DEVICE(cuda_copy, (void *dst, const void *src, size_t bytes, void *stream),
+          (dst, src, bytes, stream))
+ON_DEVICE(cuda_stream_create, (void **stream), (stream))
+ON_DEVICE(cuda_stream_sync, (void *stream), (stream))
+ON_DEVICE(cuda_host_alloc, (size_t bytes, void **ptr), (bytes, ptr))
+ON_DEVICE(cuda_atomic, (const dart__atomic_t *a, char *p, void *stream),
+          (a, p, stream))
 
 const dart__gpu_ops_t dart__gpu_cuda = {
     .name = "cuda",

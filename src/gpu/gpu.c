@@ -31,6 +31,7 @@ dart_ret_t dart__gpu__init(void)
   }
   int devices = ops ? ops->count() : 0;
   int device = -1;
+  dart_ret_t ret = DART_OK;
   if (devices > 0) {
     int local_rank = dart__team__get(DART_TEAM_ALL)->node_rank[dart__rt.myid];
     device = dart__base__config.gpu_device >= 0 ? dart__base__config.gpu_device
@@ -38,21 +39,29 @@ dart_ret_t dart__gpu__init(void)
     if (device >= devices) {
       DART_LOG_ERROR_IN("dart_init", "DART_GPU_DEVICE=%d, but this unit "
                         "sees %d device(s)", device, devices);
-      return DART_ERR_INVAL;
+      ret = DART_ERR_INVAL;
+    } else if (ops->set_device(device) != DART_OK) {
+      ret = DART_ERR_OTHER;
+    } else if ((gpu.streams = calloc((size_t)dart__rt.size,
+                                     sizeof *gpu.streams)) == NULL) {
+      ret = DART_ERR_NOMEM;
     }
-    if (ops->set_device(device) != DART_OK) return DART_ERR_OTHER;
-    gpu.streams = calloc((size_t)dart__rt.size, sizeof *gpu.streams);
-    if (gpu.streams == NULL) return DART_ERR_NOMEM;
   }
-  /* device segments need a device on every unit */
-  int mine = devices > 0, all = 0;
+  /* device segments need a device on every unit; a unit that failed
+   * (-1) makes every unit fail, after this collective */
+  int mine = ret != DART_OK ? -1 : devices > 0, all = 0;
   DART__MPI_CHECK(
       MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, dart__rt.comm));
+  if (all < 0) {
+    free(gpu.streams);
+    gpu.streams = NULL;
+    return ret != DART_OK ? ret : DART_ERR_OTHER;
+  }
   dart__gpu.any_device = all;
   dart__gpu.devices = devices;
   dart__gpu.device = device;
   dart__gpu.ops = devices > 0 ? ops : NULL;
-  dart_ret_t ret = dart__gpu__stage_init();
+  ret = dart__gpu__stage_init();
   if (ret != DART_OK) dart__gpu__fini();
   return ret;
 }
@@ -166,8 +175,13 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
     /* the local span through host memory, then the host path, blocking */
     size_t bytes = dart__globmem__dtype_span(x->local_t, x->nelem) *
                    x->local_t->elem_size;
-    void *host;
-    if ((ret = ops->host_alloc(bytes, &host)) != DART_OK) return ret;
+    /* pageable: pinning per call would cost more than it saves (and
+     * synchronises the device) */
+    void *host = malloc(bytes);
+    if (host == NULL) {
+      DART_LOG_ERROR("out of memory for %zu bytes of staging", bytes);
+      return DART_ERR_NOMEM;
+    }
     dart__xfer_t hx = *x;
     hx.local = host;
     const dart__path_ops_t *p = dart__onesided__paths[path];
@@ -183,7 +197,7 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
         ret = DART_ERR_OTHER;
       if (ret == DART_OK) ret = ops->stream_sync(stream);
     }
-    ops->host_free(host);
+    free(host);
   }
   if (ret == DART_OK && mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   return ret;

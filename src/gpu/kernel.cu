@@ -90,6 +90,7 @@ int dart__gpu__kernel_atomic(const dart__gpu_kernel_args_t *args,
   const unsigned threads = 256;
   size_t blocks = (args->nelem + threads - 1) / threads;
   if (blocks > 1024) blocks = 1024;
+  cudaGetLastError(); /* an older error must not be taken for the launch's */
   atomic_kernel<<<(unsigned)blocks, threads, 0, (cudaStream_t)stream>>>(
       *args);
   return (int)cudaGetLastError();

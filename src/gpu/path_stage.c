@@ -42,14 +42,16 @@ typedef struct {
 typedef struct pending {
   request_t r;
   int src;
-  int status;
+  int status;  /* the answer: the request is valid (get: sent first) */
+  int trailer; /* get: every chunk left the device (sent last) */
   bool answered; /* put: data in the device and the ack sent */
   int copied;    /* put: chunks handed to the device */
   char *dev;     /* where in our part, or NULL (status says why) */
   char *host;    /* the run's bytes (pinned) */
   size_t host_size;
   int nreqs;
-  MPI_Request *reqs; /* a put's receives or a get's sends (+ the answer) */
+  /* a put's receives or a get's sends, then the answer and the trailer */
+  MPI_Request *reqs;
   struct pending *next;
 } pending_t;
 
@@ -88,6 +90,8 @@ static int post_chunks(bool send, char *host, uint64_t bytes, int peer,
   return 0;
 }
 
+static void pending_free(pending_t *p);
+
 dart_ret_t dart__gpu__stage_init(void)
 {
   if (!dart__gpu.any_device || dart__rt.num_nodes < 2) return DART_OK;
@@ -107,6 +111,14 @@ dart_ret_t dart__gpu__stage_init(void)
 void dart__gpu__stage_fini(void)
 {
   if (!stage.live) return;
+  /* every origin has its answers (dart_exit comes after a barrier): only
+   * our last sends may still be completing */
+  while (stage.pending) {
+    pending_t *p = stage.pending;
+    stage.pending = p->next;
+    MPI_Waitall(p->nreqs + 2, p->reqs, MPI_STATUSES_IGNORE);
+    pending_free(p);
+  }
   MPI_Cancel(&stage.incoming);
   MPI_Wait(&stage.incoming, MPI_STATUS_IGNORE);
   MPI_Comm_free(&stage.comm);
@@ -195,7 +207,7 @@ static pending_t *start(const request_t *r, int src)
 {
   pending_t *p = calloc(1, sizeof *p);
   int n = chunks(r->bytes);
-  if (p == NULL || (p->reqs = calloc((size_t)n + 1, sizeof *p->reqs)) == NULL ||
+  if (p == NULL || (p->reqs = calloc((size_t)n + 2, sizeof *p->reqs)) == NULL ||
       (p->host = host_take(r->bytes ? r->bytes : 1, &p->host_size)) == NULL) {
     DART_LOG_ERROR("out of memory for a staged transfer of %llu bytes",
                    (unsigned long long)r->bytes);
@@ -208,22 +220,28 @@ static pending_t *start(const request_t *r, int src)
   p->nreqs = n;
   p->dev = request_target(r);
   p->status = p->dev ? DART_OK : DART_ERR_INVAL;
-  for (int k = 0; k < n; k++) p->reqs[k] = MPI_REQUEST_NULL;
+  for (int k = 0; k < n + 2; k++) p->reqs[k] = MPI_REQUEST_NULL;
   if (r->op == OP_PUT) {
-    post_chunks(false, p->host, r->bytes, src, TAG_PUT_DATA, p->reqs);
+    if (post_chunks(false, p->host, r->bytes, src, TAG_PUT_DATA, p->reqs))
+      p->status = DART_ERR_OTHER;
     return p;
   }
   MPI_Isend(&p->status, 1, MPI_INT, src, TAG_ACK, stage.comm, &p->reqs[n]);
   p->answered = true;
-  for (int k = 0; k < n && p->status == DART_OK; k++) {
+  if (p->status != DART_OK) return p;
+  p->trailer = DART_OK;
+  for (int k = 0; k < n; k++) {
     uint64_t at = (uint64_t)k * CHUNK;
     int bytes = (int)(r->bytes - at < CHUNK ? r->bytes - at : CHUNK);
-    if (copy_sync(p->host + at, p->dev + at, (size_t)bytes, &stage.stream) !=
-        DART_OK)
-      memset(p->host + at, 0, (size_t)bytes); /* logged; answered already */
+    if (p->trailer == DART_OK &&
+        copy_sync(p->host + at, p->dev + at, (size_t)bytes, &stage.stream) !=
+            DART_OK)
+      p->trailer = DART_ERR_OTHER; /* logged; the chunks still go */
     MPI_Isend(p->host + at, bytes, MPI_BYTE, src, TAG_GET_DATA, stage.comm,
               &p->reqs[k]);
   }
+  MPI_Isend(&p->trailer, 1, MPI_INT, src, TAG_ACK, stage.comm,
+            &p->reqs[n + 1]);
   return p;
 }
 
@@ -252,7 +270,7 @@ static bool advance(pending_t *p)
               &p->reqs[p->nreqs]);
     p->answered = true;
   }
-  MPI_Testall(p->nreqs + 1, p->reqs, &done, MPI_STATUSES_IGNORE);
+  MPI_Testall(p->nreqs + 2, p->reqs, &done, MPI_STATUSES_IGNORE);
   return done;
 }
 
@@ -315,66 +333,82 @@ static dart_ret_t origin_buffer(size_t bytes)
 /* One contiguous run: the request, the chunks, the answer; others'
  * requests are served while it waits. From device memory, each chunk is
  * copied out while the previous one is on its way; into device memory,
- * each is copied in as soon as it arrives. */
+ * each is copied in as soon as it arrives. Once the request is out, every
+ * message of the exchange completes, failures or not: nothing stays
+ * posted to match the next transfer's messages. */
 static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
 {
   const char *func = o->is_put ? "dart_put" : "dart_get";
   request_t r = {o->is_put ? OP_PUT : OP_GET, o->t->team->id, o->t->seg->id,
                  0, offset, bytes};
-  int n = chunks(bytes), status = DART_ERR_OTHER;
+  int n = chunks(bytes), status = DART_ERR_OTHER, trailer = DART_ERR_OTHER;
   char *host = local;
   dart_ret_t ret;
   if (o->local_device) {
     if ((ret = origin_buffer(bytes)) != DART_OK) return ret;
     host = stage.buf;
   }
-  MPI_Request head[2], *reqs = calloc((size_t)n, sizeof *reqs);
+  MPI_Request head[2], *reqs = malloc((size_t)n * sizeof *reqs);
   if (reqs == NULL) {
     DART_LOG_ERROR_IN(func, "out of memory for %d requests", n);
     return DART_ERR_NOMEM;
   }
-  ret = DART_ERR_OTHER;
+  for (int k = 0; k < n; k++) reqs[k] = MPI_REQUEST_NULL;
   if (MPI_Irecv(&status, 1, MPI_INT, o->dest, TAG_ACK, stage.comm,
-                &head[0]) != MPI_SUCCESS ||
-      MPI_Isend(&r, sizeof r, MPI_BYTE, o->dest, TAG_REQUEST, stage.comm,
-                &head[1]) != MPI_SUCCESS)
-    goto out;
+                &head[0]) != MPI_SUCCESS) {
+    free(reqs);
+    return DART_ERR_OTHER;
+  }
+  if (MPI_Isend(&r, sizeof r, MPI_BYTE, o->dest, TAG_REQUEST, stage.comm,
+                &head[1]) != MPI_SUCCESS) {
+    MPI_Cancel(&head[0]);
+    MPI_Wait(&head[0], MPI_STATUS_IGNORE);
+    free(reqs);
+    return DART_ERR_OTHER;
+  }
+  dart_ret_t local_ret = DART_OK; /* the first failure on our side */
   if (o->is_put) {
     for (int k = 0; k < n; k++) {
       size_t at = (size_t)k * CHUNK;
       size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
-      if ((o->local_device &&
-           (ret = copy_sync(host + at, local + at, len,
-                            &stage.origin_stream)) != DART_OK) ||
-          MPI_Isend(host + at, (int)len, MPI_BYTE, o->dest, TAG_PUT_DATA,
+      if (o->local_device && local_ret == DART_OK)
+        local_ret = copy_sync(host + at, local + at, len,
+                              &stage.origin_stream);
+      if (MPI_Isend(host + at, (int)len, MPI_BYTE, o->dest, TAG_PUT_DATA,
                     stage.comm, &reqs[k]) != MPI_SUCCESS)
-        goto out;
+        local_ret = DART_ERR_OTHER;
     }
     if ((ret = dart__onesided__progress_wait(func, n, reqs)) != DART_OK ||
         (ret = dart__onesided__progress_wait(func, 2, head)) != DART_OK)
-      goto out;
-    ret = (dart_ret_t)status;
+      local_ret = ret;
+    ret = local_ret != DART_OK ? local_ret : (dart_ret_t)status;
   } else {
-    if ((ret = dart__onesided__progress_wait(func, 2, head)) != DART_OK)
-      goto out;
-    if ((ret = (dart_ret_t)status) != DART_OK) goto out;
-    ret = DART_ERR_OTHER;
-    if (post_chunks(false, host, bytes, o->dest, TAG_GET_DATA, reqs) != 0)
-      goto out;
+    if ((ret = dart__onesided__progress_wait(func, 2, head)) != DART_OK ||
+        (ret = (dart_ret_t)status) != DART_OK) {
+      free(reqs);
+      return ret; /* refused: no chunks follow */
+    }
+    MPI_Request tail;
+    if (post_chunks(false, host, bytes, o->dest, TAG_GET_DATA, reqs) != 0 ||
+        MPI_Irecv(&trailer, 1, MPI_INT, o->dest, TAG_ACK, stage.comm,
+                  &tail) != MPI_SUCCESS) {
+      local_ret = DART_ERR_OTHER;
+      tail = MPI_REQUEST_NULL;
+    }
     for (int k = 0; k < n; k++) {
       size_t at = (size_t)k * CHUNK;
       size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
-      if ((ret = dart__onesided__progress_wait(func, 1, &reqs[k])) !=
-              DART_OK ||
-          (o->local_device &&
-           (ret = copy_on(local + at, host + at, len,
-                          &stage.origin_stream)) != DART_OK))
-        goto out;
+      if ((ret = dart__onesided__progress_wait(func, 1, &reqs[k])) != DART_OK)
+        local_ret = ret;
+      if (o->local_device && local_ret == DART_OK)
+        local_ret = copy_on(local + at, host + at, len, &stage.origin_stream);
     }
-    if (o->local_device)
-      ret = dart__gpu.ops->stream_sync(stage.origin_stream);
+    if (o->local_device && local_ret == DART_OK)
+      local_ret = dart__gpu.ops->stream_sync(stage.origin_stream);
+    if ((ret = dart__onesided__progress_wait(func, 1, &tail)) != DART_OK)
+      local_ret = ret;
+    ret = local_ret != DART_OK ? local_ret : (dart_ret_t)trailer;
   }
-out:
   free(reqs);
   return ret;
 }

@@ -43,7 +43,10 @@ dart_ret_t dart__gpu__seg_init(const char *func, dart__segment_t *seg,
     return DART_ERR_NOMEM;
   }
   /* the staging service polls while such segments live */
-  if (seg->remote) atomic_fetch_add(&dart__gpu.staged_segments, 1);
+  if (seg->remote) {
+    atomic_fetch_add(&dart__gpu.staged_segments, 1);
+    seg->gpu.staged = true;
+  }
   /* a failed export tells the others through owner -1 */
   dart__gpu_export_t mine = {.owner = team->members[team->myid]};
   bool mine_ok = seg->mysize == 0 || ops->is_device(seg->mybase);
@@ -148,8 +151,8 @@ void dart__gpu__seg_unmap(dart__segment_t *seg)
 void dart__gpu__seg_release(dart__segment_t *seg)
 {
   dart__gpu__seg_unmap(seg);
-  if (seg->gpu.parts && seg->remote)
-    atomic_fetch_sub(&dart__gpu.staged_segments, 1);
+  if (seg->gpu.staged) atomic_fetch_sub(&dart__gpu.staged_segments, 1);
+  seg->gpu.staged = false;
   if (seg->gpu.alloc) dart__gpu.ops->free(seg->gpu.alloc);
   free(seg->gpu.exports);
   free((void *)seg->gpu.parts);

@@ -29,8 +29,10 @@ static struct {
 
 void dart__onesided__wait_turn(unsigned *spins)
 {
-  /* served traffic restarts the fast spins: more tends to follow at once */
-  if (dart__ucx__progress() > 0 || dart__gpu__stage_serve()) {
+  /* served traffic restarts the fast spins: more tends to follow at once;
+   * both are polled every turn (a busy one must not starve the other) */
+  unsigned events = dart__ucx__progress();
+  if (dart__gpu__stage_serve() || events > 0) {
     *spins = 0;
     return;
   }
@@ -89,8 +91,9 @@ static void *progress_main(void *arg)
       DART_LOG_ERROR("MPI_Test failed: the progress thread stops");
       break;
     }
-    if (!stopped && dart__ucx__progress() == 0 && !dart__gpu__stage_serve())
-      nanosleep(&pause, NULL);
+    if (stopped) break;
+    unsigned events = dart__ucx__progress();
+    if (!dart__gpu__stage_serve() && events == 0) nanosleep(&pause, NULL);
   }
   return NULL;
 }
