@@ -92,6 +92,19 @@ static int post_chunks(bool send, char *host, uint64_t bytes, int peer,
 
 static void pending_free(pending_t *p);
 
+/* Whether all n requests are complete. (One by one: GCC takes MPICH's
+ * MPI_STATUSES_IGNORE for an empty array of statuses.) */
+static bool test_all(int n, MPI_Request reqs[])
+{
+  bool all = true;
+  for (int k = 0; k < n; k++) {
+    int done = 0;
+    MPI_Test(&reqs[k], &done, MPI_STATUS_IGNORE);
+    all = all && done;
+  }
+  return all;
+}
+
 dart_ret_t dart__gpu__stage_init(void)
 {
   if (!dart__gpu.any_device || dart__rt.num_nodes < 2) return DART_OK;
@@ -116,7 +129,8 @@ void dart__gpu__stage_fini(void)
   while (stage.pending) {
     pending_t *p = stage.pending;
     stage.pending = p->next;
-    MPI_Waitall(p->nreqs + 2, p->reqs, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < p->nreqs + 2; k++)
+      MPI_Wait(&p->reqs[k], MPI_STATUS_IGNORE);
     pending_free(p);
   }
   MPI_Cancel(&stage.incoming);
@@ -270,8 +284,7 @@ static bool advance(pending_t *p)
               &p->reqs[p->nreqs]);
     p->answered = true;
   }
-  MPI_Testall(p->nreqs + 2, p->reqs, &done, MPI_STATUSES_IGNORE);
-  return done;
+  return test_all(p->nreqs + 2, p->reqs);
 }
 
 bool dart__gpu__stage_serve(void)
