@@ -1,10 +1,17 @@
 # GPU memory: on a CUDA device (label gpu: skipped without one), and the
-# same program on emulated devices (label gpuemu), which runs everywhere.
+# same program on emulated devices (label gpuemu), which runs everywhere;
+# up to 4 units (each moves 64 MiB through device memory).
 # Emulated nodes take the staging path; on the UCX transport (.ucx, .tcp)
 # staged transfers are served while units poll UCX.
-dart_add_test(gpu SOURCES test_gpu.c UNITS 1 2 4 LAYOUTS node upn1 upn2
-              LABELS gpu)
-dart_add_test(gpu_emu SOURCES test_gpu.c UNITS 1 2 3 4
+set(gpu_units "")
+foreach(n IN LISTS DART_TEST_UNITS)
+  if(n LESS_EQUAL 4)
+    list(APPEND gpu_units ${n})
+  endif()
+endforeach()
+dart_add_test(gpu SOURCES test_gpu.c UNITS ${gpu_units}
+              LAYOUTS node upn1 upn2 LABELS gpu)
+dart_add_test(gpu_emu SOURCES test_gpu.c UNITS ${gpu_units}
               LAYOUTS node upn1 upn2 LABELS gpuemu ENV DART_GPU_EMULATE=1)
 dart_add_test(gpu_emu_ucx SOURCES test_gpu.c UNITS 4
               LAYOUTS upn2.ucx upn1.tcp LABELS gpuemu ENV DART_GPU_EMULATE=1)
