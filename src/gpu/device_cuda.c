@@ -243,6 +243,13 @@ out:
 #endif
 }
 
+static void cuda_fini(void)
+{
+  cuda_host_free(cuda.scratch);
+  cuda.scratch = NULL;
+  cuda.scratch_size = 0;
+}
+
 /* ---- the entries: each on this unit's device ---- */
 
 #define ON_DEVICE(name, params, args)                                      \
@@ -292,4 +299,5 @@ const dart__gpu_ops_t dart__gpu_cuda = {
     .atomic = cuda_atomic,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
+    .fini = cuda_fini,
 };

@@ -283,6 +283,19 @@ static dart_ret_t emu_host_alloc(size_t bytes, void **ptr)
   return DART_OK;
 }
 
+/* The registry, once empty (what the program did not free goes with the
+ * process). */
+static void emu_fini(void)
+{
+  pthread_mutex_lock(&emu.lock);
+  if (emu.n == 0) {
+    free(emu.regions);
+    emu.regions = NULL;
+    emu.cap = 0;
+  }
+  pthread_mutex_unlock(&emu.lock);
+}
+
 const dart__gpu_ops_t dart__gpu_emu = {
     .name = "emulated",
     .count = emu_count,
@@ -300,4 +313,5 @@ const dart__gpu_ops_t dart__gpu_emu = {
     .atomic = emu_atomic,
     .host_alloc = emu_host_alloc,
     .host_free = free,
+    .fini = emu_fini,
 };

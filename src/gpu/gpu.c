@@ -75,6 +75,7 @@ void dart__gpu__fini(void)
     free(gpu.streams);
     gpu.streams = NULL;
   }
+  if (dart__gpu.ops) dart__gpu.ops->fini();
   dart__gpu.ops = NULL;
   dart__gpu.device = -1;
   dart__gpu.devices = 0;

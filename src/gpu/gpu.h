@@ -54,6 +54,8 @@ typedef struct {
   /* pinned host memory for staging (plain host memory where not pinned) */
   dart_ret_t (*host_alloc)(size_t bytes, void **ptr);
   void (*host_free)(void *ptr);
+  /* releases what the backend kept (at dart_exit) */
+  void (*fini)(void);
 } dart__gpu_ops_t;
 
 extern const dart__gpu_ops_t dart__gpu_emu;
