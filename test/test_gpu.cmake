@@ -3,18 +3,32 @@
 # up to 4 units (each moves 64 MiB through device memory).
 # Emulated nodes take the staging path; on the UCX transport (.ucx, .tcp)
 # staged transfers are served while units poll UCX.
+# The UCX runs take the largest UCX unit count up to 4. Sanitizer builds
+# move 8 MiB where the others move 64.
 set(gpu_units "")
 foreach(n IN LISTS DART_TEST_UNITS)
   if(n LESS_EQUAL 4)
     list(APPEND gpu_units ${n})
   endif()
 endforeach()
+set(gpu_ucx_units 2)
+foreach(n IN LISTS DART_UCX_TEST_UNITS)
+  if(n LESS_EQUAL 4 AND n GREATER gpu_ucx_units)
+    set(gpu_ucx_units ${n})
+  endif()
+endforeach()
+set(gpu_args "")
+if(DART_SANITIZE)
+  set(gpu_args --big 8)
+endif()
 dart_add_test(gpu SOURCES test_gpu.c UNITS ${gpu_units}
-              LAYOUTS node upn1 upn2 LABELS gpu)
+              LAYOUTS node upn1 upn2 LABELS gpu ARGS ${gpu_args})
 dart_add_test(gpu_emu SOURCES test_gpu.c UNITS ${gpu_units}
-              LAYOUTS node upn1 upn2 LABELS gpuemu ENV DART_GPU_EMULATE=1)
-dart_add_test(gpu_emu_ucx SOURCES test_gpu.c UNITS 4
-              LAYOUTS upn2.ucx upn1.tcp LABELS gpuemu ENV DART_GPU_EMULATE=1)
+              LAYOUTS node upn1 upn2 LABELS gpuemu ENV DART_GPU_EMULATE=1
+              ARGS ${gpu_args})
+dart_add_test(gpu_emu_ucx SOURCES test_gpu.c UNITS ${gpu_ucx_units}
+              LAYOUTS upn2.ucx upn1.tcp LABELS gpuemu ENV DART_GPU_EMULATE=1
+              ARGS ${gpu_args})
 # Stream-ordered puts and gets between kernels (a CUDA device only).
 if(DART_HAVE_CUDA_KERNELS)
   dart_add_test(gpu_stream SOURCES test_gpu_stream.cu UNITS 1 2 4
