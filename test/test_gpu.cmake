@@ -35,3 +35,11 @@ if(DART_HAVE_CUDA_KERNELS)
                 LAYOUTS node LABELS gpu)
   target_link_libraries(test_gpu_stream PRIVATE CUDA::cudart)
 endif()
+# DART_INFO=1 names the device backend, the paths of device memory and
+# whether UCX reports CUDA memory support.
+add_test(NAME gpu_info
+         COMMAND ${DART_LAUNCHER} -n 2 --timeout ${DART_TEST_TIMEOUT}
+                 --units-per-node 1 $<TARGET_FILE:test_init>)
+set_tests_properties(gpu_info PROPERTIES TIMEOUT 90 LABELS "mpi;gpuemu"
+  ENVIRONMENT "DART_INFO=1;DART_GPU_EMULATE=1;${DART_SANITIZER_ENV}"
+  PASS_REGULAR_EXPRESSION "gpu: emulated, 1 device\\(s\\), unit 0 on device 0\n  device memory: own and node peers' ipc \\(emulated handles\\), other nodes stage \\(pinned host buffers over MPI\\)\n  UCX reports CUDA memory support: no\n")

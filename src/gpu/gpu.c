@@ -100,10 +100,13 @@ void dart__gpu__print_info(FILE *out)
           dart__gpu.any_device ? "" : " (some unit has none: no device "
                                       "segments)");
   fprintf(out, "  device memory: own and node peers' ipc (%s), other "
-               "nodes stage (pinned host buffers over MPI; the UCX here "
-               "is not CUDA-aware)\n",
+               "nodes stage (pinned host buffers over MPI)\n",
           dart__gpu.ops == &dart__gpu_emu ? "emulated handles"
                                           : "cudaIpcOpenMemHandle");
+  /* a CUDA-aware UCX could move device memory itself: not used yet */
+  fprintf(out, "  UCX reports CUDA memory support: %s%s\n",
+          dart__ucx__cuda_memory() ? "yes" : "no",
+          dart__ucx__cuda_memory() ? " (device memory still stages)" : "");
 }
 
 dart_ret_t dart__gpu__stream(int gunit, void **stream)

@@ -131,6 +131,8 @@ dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
 void dart__ucx__seg_deregister(dart__segment_t *seg);
 /* The UCX transports the endpoints use, for DART_INFO. */
 void dart__ucx__print_info(FILE *out);
+/* Whether the UCP context reports CUDA memory support (CUDA-aware UCX). */
+bool dart__ucx__cuda_memory(void);
 #else
 static inline dart_ret_t dart__ucx__init(void) { return DART_OK; }
 static inline void dart__ucx__fini(void) {}
@@ -148,6 +150,7 @@ static inline void dart__ucx__seg_deregister(dart__segment_t *seg)
   (void)seg;
 }
 static inline void dart__ucx__print_info(FILE *out) { (void)out; }
+static inline bool dart__ucx__cuda_memory(void) { return false; }
 #endif
 
 /* One turn of waiting for another unit (progress.c): serve the operations

@@ -665,6 +665,14 @@ void dart__ucx__fini(void)
   dart__rt.remote_path = DART__PATH_MPI;
 }
 
+bool dart__ucx__cuda_memory(void)
+{
+  if (dart__rt.transport != DART__TRANSPORT_UCX) return false;
+  ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
+  return ucp_context_query(ucx.context, &attr) == UCS_OK &&
+         (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA));
+}
+
 void dart__ucx__print_info(FILE *out)
 {
   if (dart__rt.transport != DART__TRANSPORT_UCX) return;
