@@ -14,7 +14,9 @@
  * - units on other nodes through host staging: the data crosses in
  *   pinned host buffers, chunk by chunk, over MPI messages that the target
  *   serves whenever it is inside libdart (any blocking call, a barrier, a
- *   flush) or from the progress thread (DART_PROGRESS_THREAD=1).
+ *   flush) or from the progress thread (DART_PROGRESS_THREAD=1). This
+ *   holds with a CUDA-aware UCX too (DART_INFO=1 says whether UCX reports
+ *   CUDA memory support): UCX does not yet move device memory directly.
  *
  * The local buffer of a put or get may be host or device memory, for any
  * kind of segment. While a device is in use (DART_GPU=1, the default,
