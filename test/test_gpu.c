@@ -30,7 +30,7 @@
 static const size_t sizes[] = {1, 7, 4096 + 3, ((size_t)1 << 20) + 17};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
-static int me, n, nodes, *node_of;
+static int me, n, *node_of;
 static bool emulated;
 /* the large transfer: 64 MiB, or "--big MIB" (the sanitizer builds take
  * less: their copies are checked byte by byte) */
@@ -566,7 +566,7 @@ int main(int argc, char **argv)
   }
   const char *emu = getenv("DART_GPU_EMULATE");
   emulated = emu && atoi(emu) > 0;
-  int my_node;
+  int nodes, my_node;
   CHECK_OK(dart_node_info(&nodes, &my_node));
   node_of = malloc((size_t)n * sizeof *node_of);
   CHECK_OK(dart_allgather(&my_node, node_of, 1, DART_TYPE_INT,

@@ -36,10 +36,12 @@ typedef struct {
   MPI_Aint disp; /* displacement in the team's dynamic window (MPI) */
   size_t size;   /* bytes of the unit's part */
   int path;
-  /* The path of atomics, the same for every unit of a segment: CPU atomics
-   * (DART__PATH_SHM) when every unit loads and stores the memory, else the
-   * remote path for all, the owner included (CPU and MPI atomics are not
-   * atomic with respect to each other). */
+  /* The path of atomics, the same for every unit of a host segment: CPU
+   * atomics (DART__PATH_SHM) when every unit loads and stores the memory,
+   * else the remote path for all, the owner included (CPU and MPI atomics
+   * are not atomic with respect to each other). Device segments: the
+   * device's (DART__PATH_IPC) on the node, refused (DART__PATH_STAGE)
+   * beyond. */
   int atomics;
 } dart__route_t;
 

@@ -104,9 +104,9 @@ void dart__gpu__print_info(FILE *out)
           dart__gpu.ops == &dart__gpu_emu ? "emulated handles"
                                           : "cudaIpcOpenMemHandle");
   /* a CUDA-aware UCX could move device memory itself: not used yet */
-  fprintf(out, "  UCX reports CUDA memory support: %s%s\n",
-          dart__ucx__cuda_memory() ? "yes" : "no",
-          dart__ucx__cuda_memory() ? " (device memory still stages)" : "");
+  fprintf(out, "  UCX reports CUDA memory support: %s\n",
+          dart__ucx__cuda_memory() ? "yes (device memory still stages)"
+                                   : "no");
 }
 
 dart_ret_t dart__gpu__stream(int gunit, void **stream)

@@ -56,8 +56,7 @@ typedef struct pending {
 } pending_t;
 
 static struct {
-  bool live;
-  MPI_Comm comm;
+  MPI_Comm comm; /* while dart__gpu.staging */
   pthread_mutex_t serve_lock; /* the pending list */
   MPI_Request incoming;
   request_t request;
@@ -74,13 +73,20 @@ static struct {
 
 static int chunks(uint64_t bytes) { return (int)((bytes + CHUNK - 1) / CHUNK); }
 
+/* The bytes of chunk k of a run of bytes. */
+static size_t chunk_len(uint64_t bytes, int k)
+{
+  uint64_t at = (uint64_t)k * CHUNK;
+  return bytes - at < CHUNK ? (size_t)(bytes - at) : CHUNK;
+}
+
 /* Posts one message per chunk of host (receives or sends) into reqs. */
 static int post_chunks(bool send, char *host, uint64_t bytes, int peer,
                        int tag, MPI_Request *reqs)
 {
-  int k = 0;
-  for (uint64_t at = 0; at < bytes; at += CHUNK, k++) {
-    int n = (int)(bytes - at < CHUNK ? bytes - at : CHUNK);
+  for (int k = 0; k < chunks(bytes); k++) {
+    uint64_t at = (uint64_t)k * CHUNK;
+    int n = (int)chunk_len(bytes, k);
     int ret = send ? MPI_Isend(host + at, n, MPI_BYTE, peer, tag, stage.comm,
                                &reqs[k])
                    : MPI_Irecv(host + at, n, MPI_BYTE, peer, tag, stage.comm,
@@ -116,14 +122,13 @@ dart_ret_t dart__gpu__stage_init(void)
     MPI_Comm_free(&stage.comm);
     return DART_ERR_OTHER;
   }
-  stage.live = true;
   dart__gpu.staging = true;
   return DART_OK;
 }
 
 void dart__gpu__stage_fini(void)
 {
-  if (!stage.live) return;
+  if (!dart__gpu.staging) return;
   /* every origin has its answers (dart_exit comes after a barrier): only
    * our last sends may still be completing */
   while (stage.pending) {
@@ -145,7 +150,6 @@ void dart__gpu__stage_fini(void)
   stage.buf = NULL;
   stage.buf_size = 0;
   stage.stream = stage.origin_stream = NULL;
-  stage.live = false;
   dart__gpu.staging = false;
 }
 
@@ -246,13 +250,12 @@ static pending_t *start(const request_t *r, int src)
   p->trailer = DART_OK;
   for (int k = 0; k < n; k++) {
     uint64_t at = (uint64_t)k * CHUNK;
-    int bytes = (int)(r->bytes - at < CHUNK ? r->bytes - at : CHUNK);
+    size_t bytes = chunk_len(r->bytes, k);
     if (p->trailer == DART_OK &&
-        copy_sync(p->host + at, p->dev + at, (size_t)bytes, &stage.stream) !=
-            DART_OK)
+        copy_sync(p->host + at, p->dev + at, bytes, &stage.stream) != DART_OK)
       p->trailer = DART_ERR_OTHER; /* logged; the chunks still go */
-    MPI_Isend(p->host + at, bytes, MPI_BYTE, src, TAG_GET_DATA, stage.comm,
-              &p->reqs[k]);
+    MPI_Isend(p->host + at, (int)bytes, MPI_BYTE, src, TAG_GET_DATA,
+              stage.comm, &p->reqs[k]);
   }
   MPI_Isend(&p->trailer, 1, MPI_INT, src, TAG_ACK, stage.comm,
             &p->reqs[n + 1]);
@@ -270,7 +273,7 @@ static bool advance(pending_t *p)
                MPI_SUCCESS &&
            done) {
       uint64_t at = (uint64_t)p->copied * CHUNK;
-      size_t bytes = p->r.bytes - at < CHUNK ? p->r.bytes - at : CHUNK;
+      size_t bytes = chunk_len(p->r.bytes, p->copied);
       if (p->status == DART_OK &&
           copy_on(p->dev + at, p->host + at, bytes, &stage.stream) != DART_OK)
         p->status = DART_ERR_OTHER;
@@ -289,7 +292,7 @@ static bool advance(pending_t *p)
 
 bool dart__gpu__stage_serve(void)
 {
-  if (!stage.live || pthread_mutex_trylock(&stage.serve_lock) != 0)
+  if (!dart__gpu.staging || pthread_mutex_trylock(&stage.serve_lock) != 0)
     return false;
   bool served = false;
   int done = 0;
@@ -383,7 +386,7 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
   if (o->is_put) {
     for (int k = 0; k < n; k++) {
       size_t at = (size_t)k * CHUNK;
-      size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
+      size_t len = chunk_len(bytes, k);
       if (o->local_device && local_ret == DART_OK)
         local_ret = copy_sync(host + at, local + at, len,
                               &stage.origin_stream);
@@ -410,7 +413,7 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
     }
     for (int k = 0; k < n; k++) {
       size_t at = (size_t)k * CHUNK;
-      size_t len = bytes - at < CHUNK ? bytes - at : CHUNK;
+      size_t len = chunk_len(bytes, k);
       if ((ret = dart__onesided__progress_wait(func, 1, &reqs[k])) != DART_OK)
         local_ret = ret;
       if (o->local_device && local_ret == DART_OK)

@@ -171,7 +171,8 @@ void dart__onesided__acc_apply(void)
   dart__onesided__acc_queued = 0;
 }
 
-void dart__onesided__cpu_atomic(const dart__atomic_t *a, char *p)
+static inline __attribute__((always_inline)) void
+cpu_atomic(const dart__atomic_t *a, char *p)
 {
   if (a->kind != DART__ATOMIC_ACCUMULATE) {
     cpu_element(a, p, a->values, a->result);
@@ -188,8 +189,13 @@ void dart__onesided__cpu_atomic(const dart__atomic_t *a, char *p)
 static dart_ret_t shm_atomic(const dart__atomic_t *a)
 {
   const dart__target_t *t = a->target;
-  dart__onesided__cpu_atomic(a, t->route->base + t->offset);
+  cpu_atomic(a, t->route->base + t->offset);
   return DART_OK;
+}
+
+void dart__onesided__cpu_atomic(const dart__atomic_t *a, char *p)
+{
+  cpu_atomic(a, p);
 }
 
 const dart__path_ops_t dart__path_self = {shm_put, shm_get, shm_flush,
