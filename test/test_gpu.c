@@ -99,6 +99,9 @@ static void test_contiguous(void)
     CHECK_OK(dart_gptr_getaddr_shared(at(g, u, 0), &addr));
     CHECK(node_of[u] == node_of[me] ? addr != NULL : addr == NULL);
   }
+  CHECK(strcmp(dart_path_name(DART_PATH_IPC), "ipc") == 0);
+  CHECK(strcmp(dart_path_name(DART_PATH_STAGE), "stage") == 0);
+  CHECK(dart_path_name(DART_PATH_COUNT) == NULL);
   void *mine = NULL;
   CHECK_OK(dart_gptr_getaddr(at(g, me, 0), &mine));
   const size_t part_bytes = SLOT * (size_t)n;
