@@ -5,14 +5,15 @@
  * reports skipped.
  *
  * Checks: the kind and paths of device segments (own and node peers: ipc;
- * other nodes: stage); puts and gets of 1 B to 1 MiB + 17 between each unit
+ * other nodes: stage, or ucx with "--remote ucx"); puts and gets of 1 B to 1 MiB + 17 between each unit
  * and its next, from host and from device buffers, blocking, non-blocking +
  * flush and handle + wait, every byte and the guards around each slot;
  * 64 MiB between each unit and its next (--big MIB: other sizes); strided layouts on either side,
  * gaps untouched; device buffers on the local side of host segments
  * (allocated: self, shm or the remote path; registered: cma or remote);
  * atomics on device segments (fetch-and-add of long and short, CAS,
- * accumulate of arrays, float sums: exact totals), refused across nodes;
+ * accumulate of arrays, float sums: exact totals), refused across nodes
+ * when staged, through UCX for every unit when UCX moves device memory;
  * the IPC cache after free and a new allocation at the same address, and
  * two registrations of one allocation; stream-ordered puts and gets
  * (emulation: the NULL stream); bad input, each with its one log line.
@@ -35,6 +36,8 @@ static bool emulated;
 /* the large transfer: 64 MiB, or "--big MIB" (the sanitizer builds take
  * less: their copies are checked byte by byte) */
 static size_t big = (size_t)64 << 20;
+/* how other nodes' device parts are reached: "--remote ucx|stage" */
+static dart_path_t remote_path = DART_PATH_STAGE;
 
 static uint8_t pattern(int src, int round, size_t i)
 {
@@ -93,8 +96,7 @@ static void test_contiguous(void)
   for (int u = 0; u < n; u++) {
     dart_path_t path = DART_PATH_COUNT;
     CHECK_OK(dart_gptr_path(at(g, u, 0), &path));
-    CHECK_EQ(path, node_of[u] == node_of[me] ? DART_PATH_IPC
-                                             : DART_PATH_STAGE);
+    CHECK_EQ(path, node_of[u] == node_of[me] ? DART_PATH_IPC : remote_path);
     void *addr = (void *)1;
     CHECK_OK(dart_gptr_getaddr_shared(at(g, u, 0), &addr));
     CHECK(node_of[u] == node_of[me] ? addr != NULL : addr == NULL);
@@ -335,15 +337,23 @@ static void test_atomics(void)
   char zero[64 + ACC_N * sizeof(int)] = {0};
   CHECK_OK(dart_memkind_copy(mine, zero, sizeof zero));
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  bool spans = false;
+  for (int u = 0; u < n; u++) spans |= node_of[u] != node_of[0];
+  /* through UCX, every unit's atomics take it, the owner's included */
+  const bool by_ucx = spans && remote_path == DART_PATH_UCX;
   dart_path_t apath;
   CHECK_OK(dart_gptr_atomic_path(at(g, 0, 0), &apath));
-  CHECK_EQ(apath, node_of[0] == node_of[me] ? DART_PATH_IPC : DART_PATH_STAGE);
+  CHECK_EQ(apath, by_ucx                        ? DART_PATH_UCX
+                  : node_of[0] == node_of[me] ? DART_PATH_IPC
+                                              : DART_PATH_STAGE);
 
-  /* every unit aims at the first unit of its own node */
+  /* every unit aims at unit 0 through UCX, else at the first unit of its
+   * own node */
   int target = me;
-  while (target > 0 && node_of[target - 1] == node_of[me]) target--;
+  while (target > 0 && (by_ucx || node_of[target - 1] == node_of[me]))
+    target--;
   int peers = 0;
-  for (int u = 0; u < n; u++) peers += node_of[u] == node_of[me];
+  for (int u = 0; u < n; u++) peers += by_ucx || node_of[u] == node_of[me];
   long one = 1, old;
   short sone = 1, sold;
   float half = 0.5f, fold;
@@ -397,8 +407,8 @@ static void test_atomics(void)
       }
     }
   }
-  /* across nodes: refused, with one line that says why */
-  for (int u = 0; u < n; u++) {
+  /* across nodes when staged: refused, with one line that says why */
+  for (int u = 0; u < n && !by_ucx; u++) {
     if (node_of[u] == node_of[me]) continue;
     INVAL("dart_fetch_and_op", dart_fetch_and_op(at(g, u, 0), &one, &old,
                                                  DART_TYPE_LONG, DART_OP_SUM));
@@ -556,8 +566,13 @@ static void test_bad_input(void)
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  if (argc == 3 && strcmp(argv[1], "--big") == 0)
-    big = (size_t)atoi(argv[2]) << 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--big") == 0)
+      big = (size_t)atoi(argv[i + 1]) << 20;
+    else if (strcmp(argv[i], "--remote") == 0)
+      remote_path = strcmp(argv[i + 1], "ucx") == 0 ? DART_PATH_UCX
+                                                    : DART_PATH_STAGE;
+  }
   me = dart_test_unit;
   n = dart_test_units;
   int device = -1;

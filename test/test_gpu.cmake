@@ -1,8 +1,10 @@
 # GPU memory: on a CUDA device (label gpu: skipped without one), and the
 # same program on emulated devices (label gpuemu), which runs everywhere;
 # up to 4 units (each moves 64 MiB through device memory).
-# Emulated nodes take the staging path; on the UCX transport (.ucx, .tcp)
-# staged transfers are served while units poll UCX.
+# Emulated nodes take the staging path on the MPI transport; on the UCX
+# transport (.ucx, .tcp) UCX moves the device memory (to UCX, an emulated
+# device's memory is host memory, as a CUDA-aware UCX's device memory is),
+# and with DART_GPU_UCX=0 staged transfers are served while units poll UCX.
 # The UCX runs take the largest UCX unit count up to 4. Sanitizer builds
 # move 8 MiB where the others move 64.
 set(gpu_units "")
@@ -28,7 +30,10 @@ dart_add_test(gpu_emu SOURCES test_gpu.c UNITS ${gpu_units}
               ARGS ${gpu_args})
 dart_add_test(gpu_emu_ucx SOURCES test_gpu.c UNITS ${gpu_ucx_units}
               LAYOUTS upn2.ucx upn1.tcp LABELS gpuemu ENV DART_GPU_EMULATE=1
-              ARGS ${gpu_args})
+              ARGS --remote ucx ${gpu_args})
+dart_add_test(gpu_emu_stage_ucx SOURCES test_gpu.c UNITS ${gpu_ucx_units}
+              LAYOUTS upn1.tcp LABELS gpuemu
+              ENV DART_GPU_EMULATE=1 DART_GPU_UCX=0 ARGS ${gpu_args})
 # Stream-ordered puts and gets between kernels (a CUDA device only).
 if(DART_HAVE_CUDA_KERNELS)
   dart_add_test(gpu_stream SOURCES test_gpu_stream.cu UNITS 1 2 4
@@ -36,10 +41,20 @@ if(DART_HAVE_CUDA_KERNELS)
   target_link_libraries(test_gpu_stream PRIVATE CUDA::cudart)
 endif()
 # DART_INFO=1 names the device backend, the paths of device memory and
-# whether UCX reports CUDA memory support.
+# whether UCX reports CUDA memory support: across nodes on the MPI
+# transport (staged), and on UCX (the emulated devices' memory through it).
+set(gpu_info_device "gpu: emulated, 1 device\\(s\\), unit 0 on device 0\n  device memory: own and node peers' ipc \\(emulated handles\\), other nodes ")
 add_test(NAME gpu_info
          COMMAND ${DART_LAUNCHER} -n 2 --timeout ${DART_TEST_TIMEOUT}
                  --units-per-node 1 $<TARGET_FILE:test_init>)
 set_tests_properties(gpu_info PROPERTIES TIMEOUT 90 LABELS "mpi;gpuemu"
-  ENVIRONMENT "DART_INFO=1;DART_GPU_EMULATE=1;${DART_SANITIZER_ENV}"
-  PASS_REGULAR_EXPRESSION "gpu: emulated, 1 device\\(s\\), unit 0 on device 0\n  device memory: own and node peers' ipc \\(emulated handles\\), other nodes stage \\(pinned host buffers over MPI\\)\n  UCX reports CUDA memory support: no\n")
+  ENVIRONMENT "DART_INFO=1;DART_GPU_EMULATE=1;DART_TRANSPORT=mpi;${DART_SANITIZER_ENV}"
+  PASS_REGULAR_EXPRESSION "${gpu_info_device}stage \\(pinned host buffers over MPI\\)\n  UCX reports CUDA memory support: no\n")
+if(DART_HAVE_UCX)
+  add_test(NAME gpu_info_ucx
+           COMMAND ${DART_LAUNCHER} -n 2 --timeout ${DART_TEST_TIMEOUT}
+                   --units-per-node 1 $<TARGET_FILE:test_init>)
+  set_tests_properties(gpu_info_ucx PROPERTIES TIMEOUT 90 LABELS "mpi;gpuemu"
+    ENVIRONMENT "DART_INFO=1;DART_GPU_EMULATE=1;DART_TRANSPORT=ucx;${DART_SANITIZER_ENV}"
+    PASS_REGULAR_EXPRESSION "${gpu_info_device}ucx \\(registered device memory, atomics too\\)\n  UCX reports CUDA memory support: no \\(emulated device memory is host memory to UCX\\)\n")
+endif()

@@ -11,12 +11,15 @@
  *   kept in a cache keyed by the allocation (not its address) and closed
  *   at free; copies run on internal streams (blocking forms synchronise,
  *   non-blocking ones complete at dart_flush or with their handle);
- * - units on other nodes through host staging: the data crosses in
- *   pinned host buffers, chunk by chunk, over MPI messages that the target
- *   serves whenever it is inside libdart (any blocking call, a barrier, a
- *   flush) or from the progress thread (DART_PROGRESS_THREAD=1). This
- *   holds with a CUDA-aware UCX too (DART_INFO=1 says whether UCX reports
- *   CUDA memory support): UCX does not yet move device memory directly.
+ * - units on other nodes through UCX, when the remote transport is UCX
+ *   and it reports CUDA memory support on every unit (a CUDA-aware UCX;
+ *   DART_GPU_UCX=0 turns this off): each part is registered with UCX, which
+ *   moves device memory directly (path DART_PATH_UCX);
+ * - otherwise through host staging: the data crosses in pinned host
+ *   buffers, chunk by chunk, over MPI messages that the target serves
+ *   whenever it is inside libdart (any blocking call, a barrier, a flush)
+ *   or from the progress thread (DART_PROGRESS_THREAD=1). DART_INFO=1 says
+ *   which of the two a run uses.
  *
  * The local buffer of a put or get may be host or device memory, for any
  * kind of segment. While a device is in use (DART_GPU=1, the default,
@@ -31,9 +34,13 @@
  * through its IPC mapping (system-scope atomics), for the caller's own part
  * and node peers; their operands and results are host memory. Node peers
  * on different devices need peer access between them (NVLink or PCIe
- * peer-to-peer, with native peer atomics for the atomics). Across nodes
- * atomics need a CUDA-aware UCX, which this build does not use: they
- * return DART_ERR_INVAL with a log line saying so.
+ * peer-to-peer, with native peer atomics for the atomics). When UCX moves
+ * a segment's device memory across nodes, every unit's atomics on it go
+ * through UCX, the owner's and node peers' included (the device's atomics
+ * and the network's are not atomic with each other); the transport must
+ * support atomics on device memory (GPUDirect RDMA), else they fail with
+ * UCX's error. Staged across nodes, atomics return DART_ERR_INVAL with a
+ * log line saying so.
  *
  * Each unit uses device (node-local rank modulo visible devices), or
  * DART_GPU_DEVICE. DART_GPU_EMULATE=n stands in n emulated devices (host

@@ -74,6 +74,10 @@ static const env_var_t env_table[] = {
    "this unit's CUDA device: auto (node-local rank modulo devices) or an "
    "index",
    offsetof(dart__config_t, gpu_device)},
+  {"DART_GPU_UCX", ENV_BOOL, "1",
+   "1: device memory on other nodes moves through UCX where UCX reports "
+   "CUDA memory support; 0: staged through pinned host memory",
+   offsetof(dart__config_t, gpu_ucx)},
   {"DART_GPU_EMULATE", ENV_COUNT, "0",
    "n > 0: n emulated devices of host memory instead of CUDA (tests)",
    offsetof(dart__config_t, gpu_emulate)},

@@ -25,6 +25,7 @@ typedef struct {
   int info;               /* DART_INFO */
   int gpu;                /* DART_GPU */
   int gpu_device;         /* DART_GPU_DEVICE, -1 = by node-local rank */
+  int gpu_ucx;            /* DART_GPU_UCX, device memory through UCX */
   int gpu_emulate;        /* DART_GPU_EMULATE, devices emulated */
   char topology[DART__ENV_STRING_MAX]; /* DART_TOPOLOGY, empty = this machine */
 } dart__config_t;

@@ -43,8 +43,8 @@ static char *align_part(char *base)
 
 static void seg_release(dart__segment_t *seg)
 {
-  if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_release(seg);
   if (seg->ucx.memh || seg->ucx.rkeys) dart__ucx__seg_deregister(seg);
+  if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_release(seg);
   if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
   if (seg->shm_win != MPI_WIN_NULL) MPI_Win_free(&seg->shm_win);
   free(seg->routes);
@@ -139,8 +139,12 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
       MPI_Get_address(seg->mybase, &disp);
     }
   }
+  /* the address the remote transport reaches the part at */
+  void *reached = device && mine_ret == DART_OK && part > 0
+                      ? dart__gpu.ops->ucx_addr(seg->mybase)
+                      : seg->mybase;
   uint64_t mine[3] = {mine_ret == DART_OK ? part : FAILED_PART - mine_ret,
-                      (uint64_t)disp, (uint64_t)(uintptr_t)seg->mybase};
+                      (uint64_t)disp, (uint64_t)(uintptr_t)reached};
   MPI_Request req;
   if (MPI_Iallgather(mine, 3, MPI_UINT64_T, parts, 3, MPI_UINT64_T,
                      team->comm, &req) != MPI_SUCCESS ||
@@ -163,10 +167,15 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     r->disp = (MPI_Aint)parts[3 * u + 1] + (MPI_Aint)header;
     r->addr = parts[3 * u + 2] + header;
     if (device) {
-      /* parts mapped on first use; atomics through the device's */
-      r->path = team->node_rank[u] >= 0 ? DART__PATH_IPC : DART__PATH_STAGE;
+      /* node peers' parts mapped on first use; other nodes' through UCX
+       * (then every unit's atomics too: the device's and the network's
+       * are not atomic with each other) or staged */
+      const int remote_path =
+          dart__gpu.ucx_direct ? DART__PATH_UCX : DART__PATH_STAGE;
+      r->path = team->node_rank[u] >= 0 ? DART__PATH_IPC : remote_path;
       r->base = u == team->myid ? seg->mybase : NULL;
-      r->atomics = r->path;
+      r->atomics =
+          seg->remote && dart__gpu.ucx_direct ? DART__PATH_UCX : r->path;
       continue;
     }
     if (u == team->myid) {
@@ -190,7 +199,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     }
     r->atomics = seg->remote ? dart__rt.remote_path : DART__PATH_SHM;
   }
-  if (seg->remote && ucx && !device &&
+  if (seg->remote && ucx && (!device || dart__gpu.ucx_direct) &&
       (ret = dart__ucx__seg_register(func, seg)) != DART_OK)
     goto fail;
   if (device && (ret = dart__gpu__seg_init(func, seg, addr)) != DART_OK)

@@ -114,6 +114,9 @@ static bool cuda_is_device(const void *ptr)
   return attr.type == cudaMemoryTypeDevice;
 }
 
+/* A CUDA-aware UCX takes device addresses as they are. */
+static void *cuda_ucx_addr(void *ptr) { return ptr; }
+
 static dart_ret_t cuda_export_here(void *ptr, size_t bytes,
                                    dart__gpu_export_t *out)
 {
@@ -289,6 +292,7 @@ const dart__gpu_ops_t dart__gpu_cuda = {
     .alloc = cuda_alloc,
     .free = cuda_free,
     .is_device = cuda_is_device,
+    .ucx_addr = cuda_ucx_addr,
     .export_mem = cuda_export,
     .open = cuda_open,
     .close = cuda_close,

@@ -162,6 +162,10 @@ static bool emu_is_device(const void *ptr)
   return found;
 }
 
+/* UCX reaches the bytes through the host mapping, as a CUDA-aware UCX
+ * reaches device memory. */
+static void *emu_ucx_addr(void *ptr) { return reach(ptr); }
+
 typedef struct {
   int32_t pid;
   int32_t fd;
@@ -303,6 +307,7 @@ const dart__gpu_ops_t dart__gpu_emu = {
     .alloc = emu_alloc,
     .free = emu_free,
     .is_device = emu_is_device,
+    .ucx_addr = emu_ucx_addr,
     .export_mem = emu_export,
     .open = emu_open,
     .close = emu_close,

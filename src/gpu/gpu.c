@@ -47,17 +47,23 @@ dart_ret_t dart__gpu__init(void)
       ret = DART_ERR_NOMEM;
     }
   }
+  /* UCX moves device memory where it reports CUDA memory support; to UCX
+   * an emulated device's memory is host memory */
+  bool ucx_moves = devices > 0 && dart__base__config.gpu_ucx &&
+                   dart__rt.transport == DART__TRANSPORT_UCX &&
+                   (ops == &dart__gpu_emu || dart__ucx__cuda_memory());
   /* device segments need a device on every unit; a unit that failed
    * (-1) makes every unit fail, after this collective */
-  int mine = ret != DART_OK ? -1 : devices > 0, all = 0;
+  int mine[2] = {ret != DART_OK ? -1 : devices > 0, ucx_moves}, all[2];
   DART__MPI_CHECK(
-      MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, dart__rt.comm));
-  if (all < 0) {
+      MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, dart__rt.comm));
+  if (all[0] < 0) {
     free(gpu.streams);
     gpu.streams = NULL;
     return ret != DART_OK ? ret : DART_ERR_OTHER;
   }
-  dart__gpu.any_device = all;
+  dart__gpu.any_device = all[0];
+  dart__gpu.ucx_direct = all[1] && dart__rt.num_nodes > 1;
   dart__gpu.devices = devices;
   dart__gpu.device = device;
   dart__gpu.ops = devices > 0 ? ops : NULL;
@@ -80,6 +86,7 @@ void dart__gpu__fini(void)
   dart__gpu.device = -1;
   dart__gpu.devices = 0;
   dart__gpu.any_device = false;
+  dart__gpu.ucx_direct = false;
 }
 
 void dart__gpu__print_info(FILE *out)
@@ -100,13 +107,17 @@ void dart__gpu__print_info(FILE *out)
           dart__gpu.any_device ? "" : " (some unit has none: no device "
                                       "segments)");
   fprintf(out, "  device memory: own and node peers' ipc (%s), other "
-               "nodes stage (pinned host buffers over MPI)\n",
+               "nodes %s\n",
           dart__gpu.ops == &dart__gpu_emu ? "emulated handles"
-                                          : "cudaIpcOpenMemHandle");
-  /* a CUDA-aware UCX could move device memory itself: not used yet */
+                                          : "cudaIpcOpenMemHandle",
+          dart__gpu.ucx_direct ? "ucx (registered device memory, atomics "
+                                 "too)"
+                               : "stage (pinned host buffers over MPI)");
   fprintf(out, "  UCX reports CUDA memory support: %s\n",
-          dart__ucx__cuda_memory() ? "yes (device memory still stages)"
-                                   : "no");
+          dart__ucx__cuda_memory() ? "yes"
+          : dart__gpu.ucx_direct
+              ? "no (emulated device memory is host memory to UCX)"
+              : "no");
 }
 
 dart_ret_t dart__gpu__stream(int gunit, void **stream)

@@ -39,6 +39,8 @@ typedef struct {
   void (*free)(void *ptr);
   /* memory of a device (ours or mapped from a peer), not the host's */
   bool (*is_device)(const void *ptr);
+  /* the address at which UCX reaches this unit's device memory at ptr */
+  void *(*ucx_addr)(void *ptr);
   /* for [ptr, ptr + bytes) of this unit's device memory */
   dart_ret_t (*export_mem)(void *ptr, size_t bytes, dart__gpu_export_t *out);
   /* maps a node peer's export: *base is its allocation's start here */
@@ -68,7 +70,10 @@ typedef struct {
   int device;                 /* this unit's, or -1 */
   int devices;                /* devices seen */
   bool any_device;            /* every unit has one: device segments allowed */
-  bool staging;               /* ... and several nodes: staged transfers */
+  /* ... and several nodes: UCX moves device memory (a CUDA-aware UCX,
+   * DART_GPU_UCX=1), or staged transfers */
+  bool ucx_direct;
+  bool staging;
   _Atomic int staged_segments; /* live device segments spanning nodes */
 } dart__gpu_state_t;
 

@@ -113,7 +113,9 @@ static bool test_all(int n, MPI_Request reqs[])
 
 dart_ret_t dart__gpu__stage_init(void)
 {
-  if (!dart__gpu.any_device || dart__rt.num_nodes < 2) return DART_OK;
+  if (!dart__gpu.any_device || dart__rt.num_nodes < 2 ||
+      dart__gpu.ucx_direct)
+    return DART_OK;
   DART__MPI_CHECK(MPI_Comm_dup(dart__rt.comm, &stage.comm));
   if (MPI_Irecv(&stage.request, sizeof stage.request, MPI_BYTE,
                 MPI_ANY_SOURCE, TAG_REQUEST, stage.comm, &stage.incoming) !=
@@ -490,8 +492,9 @@ static dart_ret_t stage_flush(dart__team_t *team, int unit)
 static dart_ret_t stage_atomic(const dart__atomic_t *a)
 {
   DART_LOG_ERROR_IN(a->func, "atomics on device memory of unit %d, on "
-                             "another node, need a CUDA-aware UCX, and the "
-                             "UCX of this build is not",
+                             "another node, need UCX to move device memory "
+                             "(a CUDA-aware UCX, DART_TRANSPORT=ucx, "
+                             "DART_GPU_UCX=1); it is staged here",
                     a->target->unit);
   return DART_ERR_INVAL;
 }

@@ -43,7 +43,7 @@ dart_ret_t dart__gpu__seg_init(const char *func, dart__segment_t *seg,
     return DART_ERR_NOMEM;
   }
   /* the staging service polls while such segments live */
-  if (seg->remote) {
+  if (seg->remote && !dart__gpu.ucx_direct) {
     atomic_fetch_add(&dart__gpu.staged_segments, 1);
     seg->gpu.staged = true;
   }

@@ -84,9 +84,13 @@ transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   }
   int path = target.route->path;
   dart__onesided__count_op(path);
-  /* device memory on the local side of a host path: through the host */
-  if (path < DART__PATH_IPC && dart__gpu__is_device(local))
-    return dart__gpu__local_xfer(&x, is_put, path, mode, handle);
+  /* device memory on the local side of a host path: through the host,
+   * unless UCX moves it itself */
+  if (path < DART__PATH_IPC && dart__gpu__is_device(local)) {
+    if (path != DART__PATH_UCX || !dart__gpu.ucx_direct)
+      return dart__gpu__local_xfer(&x, is_put, path, mode, handle);
+    x.local = dart__gpu.ops->ucx_addr(local);
+  }
   return is_put ? dart__onesided__paths[path]->put(&x, mode, handle)
                 : dart__onesided__paths[path]->get(&x, mode, handle);
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "gpu/gpu.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
@@ -499,11 +500,15 @@ dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
   size_t packed_len = 0;
   ucs_status_t status = UCS_OK;
   if (seg->mysize > 0) {
-    /* whole pages: the 4-byte words of 1- and 2-byte atomics stay inside */
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t start = (uintptr_t)seg->mybase & ~(page - 1);
-    uintptr_t end =
-        ((uintptr_t)seg->mybase + seg->mysize + page - 1) & ~(page - 1);
+    /* host memory: whole pages, so that the 4-byte words of 1- and 2-byte
+     * atomics stay inside; device memory: no more than the part (its
+     * allocation ends there), reached where the backend says */
+    const bool device = seg->memkind == DART_MEMKIND_CUDA;
+    const uintptr_t page = device ? 1 : (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t base = (uintptr_t)(
+        device ? dart__gpu.ops->ucx_addr(seg->mybase) : seg->mybase);
+    uintptr_t start = base & ~(page - 1);
+    uintptr_t end = (base + seg->mysize + page - 1) & ~(page - 1);
     ucp_mem_map_params_t params = {
         .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                       UCP_MEM_MAP_PARAM_FIELD_LENGTH,
