@@ -38,8 +38,9 @@ void dart__onesided__wait_turn(unsigned *spins)
   }
   /* the unit we wait for may itself wait for us inside MPI (a flush of
    * the MPI path, which also serves grown pool chunks): enter MPI now and
-   * then */
-  if (*spins % 16 == 15) {
+   * then, once a wait is no longer short (MPI_Iprobe costs as much as a
+   * small transfer) */
+  if (*spins >= 32 && *spins % 16 == 15) {
     int flag;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dart__rt.comm, &flag,
                MPI_STATUS_IGNORE);
