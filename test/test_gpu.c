@@ -15,7 +15,8 @@
  * accumulate of arrays, float sums: exact totals), refused across nodes
  * when staged, through UCX for every unit when UCX moves device memory;
  * the IPC cache after free and a new allocation at the same address, and
- * two registrations of one allocation; stream-ordered puts and gets
+ * two registrations of one allocation; a handle's wait completes its own
+ * copies, a freed handle's complete at the flush; stream-ordered puts and gets
  * (emulation: the NULL stream); bad input, each with its one log line.
  */
 #define _GNU_SOURCE
@@ -320,6 +321,40 @@ static void test_host_segments(void)
   free(reg);
 }
 
+/* ---- handles: each completes its own copies ---- */
+
+static void test_handle_events(void)
+{
+  const size_t len = 4096;
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_kind(DART_TEAM_ALL, 3 * len, DART_TYPE_BYTE,
+                                   DART_MEMKIND_CUDA, &g));
+  void *mine = NULL;
+  CHECK_OK(dart_gptr_getaddr(at(g, me, 0), &mine));
+  uint8_t *src = malloc(3 * len), *seen = malloc(3 * len);
+  for (size_t i = 0; i < 3 * len; i++) src[i] = pattern(me, 99, i);
+  dart_handle_t h[3];
+  for (int k = 0; k < 3; k++)
+    CHECK_OK(dart_put_handle(at(g, me, (size_t)k * len), src + k * len, len,
+                             DART_TYPE_BYTE, DART_TYPE_BYTE, &h[k]));
+  /* the first wait completes the first copy, whatever was queued after it
+   * (emulated devices defer every copy until something waits for it) */
+  CHECK_OK(dart_wait(&h[0]));
+  CHECK(h[0] == DART_HANDLE_NULL);
+  to_host(seen, mine, len);
+  CHECK(memcmp(seen, src, len) == 0);
+  /* a freed handle's copy completes with the flush */
+  CHECK_OK(dart_handle_free(&h[1]));
+  CHECK_OK(dart_waitall(&h[2], 1));
+  CHECK_OK(dart_flush(at(g, me, 0)));
+  to_host(seen, mine, 3 * len);
+  CHECK(memcmp(seen, src, 3 * len) == 0);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  CHECK_OK(dart_team_memfree(g));
+  free(src);
+  free(seen);
+}
+
 /* ---- atomics ---- */
 
 #define ROUNDS 50
@@ -594,6 +629,7 @@ int main(int argc, char **argv)
   test_big();
   test_strided();
   test_host_segments();
+  test_handle_events();
   test_atomics();
   test_ipc_cache();
   if (emulated) test_streams();

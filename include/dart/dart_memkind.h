@@ -9,8 +9,9 @@
  * - the caller's own part and node peers' parts through CUDA IPC: each
  *   part's IPC handle is exchanged at allocation, opened on first use,
  *   kept in a cache keyed by the allocation (not its address) and closed
- *   at free; copies run on internal streams (blocking forms synchronise,
- *   non-blocking ones complete at dart_flush or with their handle);
+ *   at free; copies run on an internal stream per target unit (blocking
+ *   forms synchronise it, dart_flush of the unit too, and a handle's wait
+ *   waits for an event recorded behind its own copies);
  * - units on other nodes through UCX, when the remote transport is UCX
  *   and it reports CUDA memory support on every unit (a CUDA-aware UCX;
  *   DART_GPU_UCX=0 turns this off): each part is registered with UCX, which

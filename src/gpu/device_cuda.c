@@ -187,6 +187,30 @@ static dart_ret_t cuda_stream_sync_here(void *stream)
   return err == cudaSuccess ? DART_OK : failed("cudaStreamSynchronize", err);
 }
 
+static dart_ret_t cuda_event_record_here(void *stream, void **event)
+{
+  cudaEvent_t e;
+  cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  if (err != cudaSuccess) return failed("cudaEventCreateWithFlags", err);
+  if ((err = cudaEventRecord(e, (cudaStream_t)stream)) != cudaSuccess) {
+    cudaEventDestroy(e);
+    return failed("cudaEventRecord", err);
+  }
+  *event = e;
+  return DART_OK;
+}
+
+static dart_ret_t cuda_event_sync_here(void *event)
+{
+  cudaError_t err = cudaEventSynchronize((cudaEvent_t)event);
+  return err == cudaSuccess ? DART_OK : failed("cudaEventSynchronize", err);
+}
+
+static void cuda_event_destroy(void *event)
+{
+  if (event) cudaEventDestroy((cudaEvent_t)event);
+}
+
 static dart_ret_t cuda_host_alloc_here(size_t bytes, void **ptr)
 {
   cudaError_t err = cudaMallocHost(ptr, bytes ? bytes : 1);
@@ -281,6 +305,8 @@ ON_DEVICE(cuda_copy, (void *dst, const void *src, size_t bytes, void *stream),
           (dst, src, bytes, stream))
 ON_DEVICE(cuda_stream_create, (void **stream), (stream))
 ON_DEVICE(cuda_stream_sync, (void *stream), (stream))
+ON_DEVICE(cuda_event_record, (void *stream, void **event), (stream, event))
+ON_DEVICE(cuda_event_sync, (void *event), (event))
 ON_DEVICE(cuda_host_alloc, (size_t bytes, void **ptr), (bytes, ptr))
 ON_DEVICE(cuda_atomic, (const dart__atomic_t *a, char *p, void *stream),
           (a, p, stream))
@@ -300,6 +326,9 @@ const dart__gpu_ops_t dart__gpu_cuda = {
     .stream_create = cuda_stream_create,
     .stream_destroy = cuda_stream_destroy,
     .stream_sync = cuda_stream_sync,
+    .event_record = cuda_event_record,
+    .event_sync = cuda_event_sync,
+    .event_destroy = cuda_event_destroy,
     .atomic = cuda_atomic,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,

@@ -38,9 +38,16 @@ typedef struct {
 } pending_t;
 
 typedef struct {
-  pending_t *ops;
+  pending_t *ops; /* not yet run, oldest first */
   size_t n, cap;
+  uint64_t done;  /* copies run so far */
 } emu_stream_t;
+
+/* Everything a stream held when the event was recorded. */
+typedef struct {
+  emu_stream_t *stream;
+  uint64_t upto; /* done + n then */
+} emu_event_t;
 
 static struct {
   pthread_mutex_t lock;
@@ -247,14 +254,50 @@ static dart_ret_t emu_stream_create(void **stream)
   return DART_OK;
 }
 
+/* Runs the stream's copies up to number upto (lock held). */
+static void run_locked(emu_stream_t *s, uint64_t upto)
+{
+  size_t k = upto > s->done ? (size_t)(upto - s->done) : 0;
+  if (k > s->n) k = s->n;
+  for (size_t i = 0; i < k; i++)
+    memcpy(s->ops[i].dst, s->ops[i].src, s->ops[i].bytes);
+  memmove(s->ops, s->ops + k, (s->n - k) * sizeof *s->ops);
+  s->n -= k;
+  s->done += k;
+}
+
 static dart_ret_t emu_stream_sync(void *stream)
 {
   emu_stream_t *s = stream;
   if (s == NULL) return DART_OK;
   pthread_mutex_lock(&emu.lock);
-  for (size_t i = 0; i < s->n; i++)
-    memcpy(s->ops[i].dst, s->ops[i].src, s->ops[i].bytes);
-  s->n = 0;
+  run_locked(s, s->done + s->n);
+  pthread_mutex_unlock(&emu.lock);
+  return DART_OK;
+}
+
+static dart_ret_t emu_event_record(void *stream, void **event)
+{
+  emu_event_t *e = malloc(sizeof *e);
+  if (e == NULL) {
+    DART_LOG_ERROR("emulated device: out of memory for an event");
+    return DART_ERR_NOMEM;
+  }
+  e->stream = stream;
+  pthread_mutex_lock(&emu.lock);
+  e->upto = e->stream ? e->stream->done + e->stream->n : 0;
+  pthread_mutex_unlock(&emu.lock);
+  *event = e;
+  return DART_OK;
+}
+
+/* Only the copies before the event: later ones stay deferred. */
+static dart_ret_t emu_event_sync(void *event)
+{
+  emu_event_t *e = event;
+  if (e->stream == NULL) return DART_OK;
+  pthread_mutex_lock(&emu.lock);
+  run_locked(e->stream, e->upto);
   pthread_mutex_unlock(&emu.lock);
   return DART_OK;
 }
@@ -315,6 +358,9 @@ const dart__gpu_ops_t dart__gpu_emu = {
     .stream_create = emu_stream_create,
     .stream_destroy = emu_stream_destroy,
     .stream_sync = emu_stream_sync,
+    .event_record = emu_event_record,
+    .event_sync = emu_event_sync,
+    .event_destroy = free,
     .atomic = emu_atomic,
     .host_alloc = emu_host_alloc,
     .host_free = free,

@@ -148,6 +148,15 @@ dart_ret_t dart__gpu__flush_all(void)
   return ret;
 }
 
+dart_ret_t dart__gpu__event_wait(void *event)
+{
+  dart_ret_t ret = dart__gpu.ops->event_sync(event);
+  dart__gpu.ops->event_destroy(event);
+  return ret;
+}
+
+void dart__gpu__event_drop(void *event) { dart__gpu.ops->event_destroy(event); }
+
 typedef struct {
   char *dst, *src;
   size_t es;

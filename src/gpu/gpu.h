@@ -51,6 +51,11 @@ typedef struct {
   dart_ret_t (*stream_create)(void **stream);
   void (*stream_destroy)(void *stream);
   dart_ret_t (*stream_sync)(void *stream);
+  /* a new event behind the work on stream so far; waiting for it; and
+   * destroying it (waited for or not) */
+  dart_ret_t (*event_record)(void *stream, void **event);
+  dart_ret_t (*event_sync)(void *event);
+  void (*event_destroy)(void *event);
   /* a on device memory at p, complete on return */
   dart_ret_t (*atomic)(const dart__atomic_t *a, char *p, void *stream);
   /* pinned host memory for staging (plain host memory where not pinned) */
@@ -112,6 +117,10 @@ dart_ret_t dart__gpu__seg_part(dart__segment_t *seg, int unit, char **base);
 dart_ret_t dart__gpu__stream(int gunit, void **stream);
 /* Completes every device copy this unit started (dart_flush_all, frees). */
 dart_ret_t dart__gpu__flush_all(void);
+/* A handle's event (path_ipc.c): waits for its copies and destroys it; or
+ * only destroys it (a handle freed without a wait). */
+dart_ret_t dart__gpu__event_wait(void *event);
+void dart__gpu__event_drop(void *event);
 
 /* A put or get whose local buffer is device memory, along a host path:
  * copies through host memory, complete on return. */

@@ -2,8 +2,9 @@
  * The IPC path: device parts this process maps, its own and node peers'
  * (through their IPC handles). Copies run on the stream of the target
  * unit: a blocking transfer synchronises it, a non-blocking one completes
- * at that unit's flush (or its handle's wait), which synchronises the
- * stream; streams of other units go on.
+ * at that unit's flush, which synchronises the stream (streams of other
+ * units go on), and a handle's at its wait, through an event recorded
+ * behind its copies (later copies to the unit go on).
  */
 #include "gpu/gpu.h"
 #include "team/runtime.h"
@@ -23,13 +24,21 @@ static dart_ret_t ipc_xfer(const dart__xfer_t *x, bool is_put,
     return ret;
   if (mode == DART__MODE_BLOCKING) return dart__gpu.ops->stream_sync(stream);
   if (mode == DART__MODE_HANDLE) {
-    *handle = dart__onesided__handle_new(t->team, t->unit, DART__PATH_IPC,
-                                         is_put);
-    if (*handle == NULL) {
+    dart_handle_t h =
+        dart__onesided__handle_new(t->team, t->unit, DART__PATH_IPC, is_put);
+    if (h == NULL) {
       DART_LOG_ERROR("out of memory for a handle");
-      dart__gpu.ops->stream_sync(stream);
-      return DART_ERR_NOMEM;
+      ret = DART_ERR_NOMEM;
+    } else if ((ret = dart__gpu.ops->event_record(stream, &h->event)) !=
+               DART_OK) {
+      dart__onesided__handle_release(h);
     }
+    if (ret != DART_OK) {
+      /* nothing half-done: the copies complete before the error returns */
+      dart__gpu.ops->stream_sync(stream);
+      return ret;
+    }
+    *handle = h;
   }
   return DART_OK;
 }

@@ -51,6 +51,7 @@ dart_handle_t dart__onesided__handle_new(dart__team_t *team, int unit,
   h->path = path;
   h->unit = unit;
   h->is_put = is_put;
+  h->event = NULL;
   return h;
 }
 

@@ -200,9 +200,14 @@ static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
   const dart__path_ops_t *path = dart__onesided__paths[h->path];
   dart__team_t *team = dart__team__get(h->team);
   dart_ret_t ret = DART_OK;
-  if (team != NULL)
+  if (h->event != NULL) {
+    void *event = h->event;
+    h->event = NULL; /* waited for, or gone with a failure */
+    ret = dart__gpu__event_wait(event);
+  } else if (team != NULL) {
     ret = local && h->is_put ? path->flush_local(team, h->unit)
                              : path->flush(team, h->unit);
+  }
   if (ret != DART_OK) {
     DART_LOG_ERROR_IN(func, "completing the operation on unit %d failed",
                       h->unit);
@@ -321,6 +326,7 @@ dart_ret_t dart_handle_free(dart_handle_t *handle)
   dart_ret_t ret = check_handle(__func__, *handle);
   if (ret != DART_OK || *handle == DART_HANDLE_NULL) return ret;
   /* the operation still completes; a flush makes it visible */
+  if ((*handle)->event != NULL) dart__gpu__event_drop((*handle)->event);
   dart__onesided__handle_release(*handle);
   *handle = DART_HANDLE_NULL;
   return DART_OK;

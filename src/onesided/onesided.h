@@ -183,6 +183,7 @@ struct dart_handle_struct {
    * (and team ids are never reused) */
   dart_team_t team;
   int unit;
+  void *event; /* the ipc path's: completes this operation alone */
   struct dart_handle_struct *next_free;
 };
 
