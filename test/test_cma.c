@@ -2,16 +2,16 @@
  * CMA: node peers' private memory (registered with dart_team_memregister,
  * and dart_memalloc blocks in chunks the local pool grew by) is reached
  * through process_vm_readv/writev. Checks the path of every gptr (self, node
- * peer: the peer-private path, other node: the remote path; grown chunks of
- * other nodes: MPI), that dart_path_count rises by exactly the number of
+ * peer: the peer-private path, other node: the remote path, which reaches
+ * grown chunks too), that dart_path_count rises by exactly the number of
  * operations on that path and on no other, every byte of puts and gets of 1 B
  * to 1 MiB + 17 between all pairs and of 64 MiB between the first unit of
  * each node and its next node peer, with every completion variant, the
  * guard bytes around each slot at the target and in the local buffer,
  * strided layouts on either side with their gaps, and that atomics on
  * registered memory take the remote transport's atomics (fetch-and-add
- * results, counters). With DART_CMA=0 or DART_SHM=0 the peer-private path
- * is the remote one; grown chunks are then reached through MPI.
+ * results, counters), grown chunks' too. With DART_CMA=0 or DART_SHM=0
+ * the peer-private path is the remote one.
  */
 #include "dart_test.h"
 
@@ -150,17 +150,13 @@ static size_t str_at(int i)
 
 /* ---- paths and counters ---- */
 
-/* Expected path to unit t's registered memory (grown: 0) or grown pool
- * chunk (grown: 1): no transport registered grown chunks, so what CMA does
- * not carry goes through MPI. */
-static int expected_path(int t, int grown)
+/* Expected path to unit t's registered memory or grown pool chunk (the
+ * remote transport registers both). */
+static int expected_path(int t)
 {
   if (t == me) return DART_PATH_SELF;
-  if (node_of[t] == node_of[me]) {
-    if (!grown) return peer_private_path;
-    return peer_private_path == DART_PATH_CMA ? DART_PATH_CMA : DART_PATH_MPI;
-  }
-  return grown ? DART_PATH_MPI : remote_path;
+  if (node_of[t] == node_of[me]) return peer_private_path;
+  return remote_path;
 }
 
 static void read_counts(uint64_t c[DART_PATH_COUNT])
@@ -195,7 +191,6 @@ static void check_delta(int line, const uint64_t before[DART_PATH_COUNT],
 typedef struct {
   const char *name;
   int id;              /* in the pattern keys */
-  int grown;           /* grown pool chunks, not registered memory */
   dart_gptr_t *ptrs;   /* offset 0 of each unit's part */
   uint8_t *mine;       /* my part */
   size_t nput;         /* puts of sizes[0, nput) */
@@ -332,7 +327,7 @@ static void check_part(const space_t *sp)
 static void check_routes(const space_t *sp)
 {
   for (int t = 0; t < n; t++) {
-    const int want = expected_path(t, sp->grown);
+    const int want = expected_path(t);
     const size_t offs[3] = {0, get_slot(sp, NSIZES - 1), sp->end - 1};
     for (int i = 0; i < 3; i++) {
       dart_path_t path = DART_PATH_COUNT;
@@ -359,7 +354,7 @@ static void puts_to_all(const space_t *sp)
   uint8_t *src = lbuf + GUARD;
   for (int i = 0; i < n; i++) {
     const int t = (me + i) % n;
-    const int path = expected_path(t, sp->grown);
+    const int path = expected_path(t);
     for (size_t k = 0; k < sp->nput; k++) {
       for (int v = 0; v < 2; v++) {
         uint64_t before[DART_PATH_COUNT];
@@ -394,7 +389,7 @@ static void puts_to_all(const space_t *sp)
     CHECK_OK(dart_put_blocking(at(sp, t, str_slot(sp, me)), ints, STR_N,
                                DART_TYPE_INT, strided));
     snprintf(what, sizeof what, "%s: strided put to unit %d", sp->name, t);
-    check_delta(__LINE__, before, expected_path(t, sp->grown), 1, what);
+    check_delta(__LINE__, before, expected_path(t), 1, what);
   }
   CHECK_OK(dart_type_destroy(&strided));
 }
@@ -407,7 +402,7 @@ static void gets_from_all(const space_t *sp)
   uint8_t *dst = lbuf + GUARD;
   for (int i = 0; i < n; i++) {
     const int t = (me + i) % n;
-    const int path = expected_path(t, sp->grown);
+    const int path = expected_path(t);
     for (size_t k = 0; k < NSIZES; k++) {
       for (int v = 0; v < 3; v++) {
         uint64_t before[DART_PATH_COUNT];
@@ -445,7 +440,7 @@ static void gets_from_all(const space_t *sp)
                                     &strided));
   for (int i = 0; i < n; i++) {
     const int t = (me + i) % n;
-    const int path = expected_path(t, sp->grown);
+    const int path = expected_path(t);
     const uint64_t key = key_of(sp->id, K_STR, me, t, 0, 0);
     const dart_gptr_t g = at(sp, t, str_slot(sp, me));
     uint64_t before[DART_PATH_COUNT];
@@ -512,8 +507,8 @@ static void exercise(const space_t *sp)
 
 /* Every unit adds me + 1 to the word at offset 0 of every unit's part; the
  * fetched values, sorted, are the running sums. Atomics never take CMA:
- * registered memory takes the remote transport's, grown chunks (which no
- * other transport registered) MPI's, for the owner too. */
+ * registered memory and grown chunks take the remote transport's, for the
+ * owner too. */
 static void atomics(const space_t *sp)
 {
   char what[160];
@@ -522,7 +517,7 @@ static void atomics(const space_t *sp)
   for (int i = 0; i < n; i++) {
     const int t = (me + i) % n;
     dart_path_t path = DART_PATH_COUNT;
-    const int want = sp->grown ? DART_PATH_MPI : (int)remote_path;
+    const int want = (int)remote_path;
     CHECK_OK(dart_gptr_atomic_path(sp->ptrs[t], &path));
     if ((int)path != want)
       FAILF("%s: dart_gptr_atomic_path to unit %d is %s, expected %s",
@@ -616,7 +611,7 @@ static void big(const space_t *sp, size_t big_off)
       }
       snprintf(what, sizeof what, "%s: %s of 64 MiB to unit %d", sp->name,
                put_var[v], nxt);
-      check_delta(__LINE__, before, expected_path(nxt, 0), 1, what);
+      check_delta(__LINE__, before, expected_path(nxt), 1, what);
     }
     CHECK_OK(dart_barrier(DART_TEAM_ALL));
     if (prv >= 0) {
@@ -651,7 +646,7 @@ static void big(const space_t *sp, size_t big_off)
       }
       snprintf(what, sizeof what, "%s: %s of 64 MiB from unit %d", sp->name,
                get_var[v], nxt);
-      check_delta(__LINE__, before, expected_path(nxt, 0), 1, what);
+      check_delta(__LINE__, before, expected_path(nxt), 1, what);
       check_pattern(__LINE__, src, BIG,
                     key_of(sp->id, K_BIGGET, nxt, 0xff, 0, 0), what);
       check_fill(__LINE__, lbuf, GUARD, LOCAL_FILL, what);
@@ -663,7 +658,7 @@ static void big(const space_t *sp, size_t big_off)
 
 static void registered(void)
 {
-  space_t sp = {.name = "registered", .id = 0, .grown = 0};
+  space_t sp = {.name = "registered", .id = 0};
   layout(&sp, NSIZES);
   /* the 64 MiB slot: only where a node peer puts into it */
   int sender = 0;
@@ -706,7 +701,7 @@ static void registered(void)
 
 static void grown(void)
 {
-  space_t sp = {.name = "grown pool chunk", .id = 1, .grown = 1};
+  space_t sp = {.name = "grown pool chunk", .id = 1};
   layout(&sp, NPUT_GROWN);
   const size_t bytes = sp.end > GROWN_MIN ? sp.end : GROWN_MIN;
   dart_gptr_t g = DART_GPTR_NULL, small = DART_GPTR_NULL;
@@ -736,7 +731,8 @@ static void grown(void)
   CHECK_OK(dart_gptr_getaddr(g, &mine));
   CHECK(mine != NULL);
   /* that the block lies in a grown chunk shows in its path: node peers
-   * reach the initial pool through shm, grown chunks through CMA (or MPI) */
+   * reach the initial pool through shm, grown chunks through CMA (or the
+   * remote transport) */
   if (mine) {
     sp.ptrs = ptrs;
     sp.mine = mine;

@@ -209,13 +209,13 @@ static void test_pool_growth(void)
       dart_path_t path = DART_PATH_COUNT;
       CHECK_OK(dart_gptr_path(g, &path));
       /* blocks beyond the initial pool are private memory: node peers
-       * reach them like registered memory, other units through MPI (no
-       * transport registered them) */
+       * reach them like registered memory, other units through the remote
+       * transport (UCX registers grown chunks too) */
       const int want = expected_path(t);
       dart_path_t remote, peer_private;
       CHECK_OK(dart_transport_paths(&remote, &peer_private));
       const int grown = want == DART_PATH_SHM && peer_private == DART_PATH_CMA
-                            ? DART_PATH_CMA : DART_PATH_MPI;
+                            ? DART_PATH_CMA : (int)remote;
       if ((int)path != want && !(want != DART_PATH_SELF && (int)path == grown))
         FAIL_AT(__LINE__, "pool block %d of unit %d: path %d, expected %d", i,
               t, (int)path, want);
@@ -272,6 +272,30 @@ static void test_pool_growth(void)
     check_bytes(__LINE__, addr[i], want, BLK, what);
   }
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
+
+  /* atomics on grown chunks: one path for every unit (the remote
+   * transport's; CPU atomics alone), exact totals */
+  {
+    dart_path_t remote, peer_private, apath = DART_PATH_COUNT;
+    CHECK_OK(dart_transport_paths(&remote, &peer_private));
+    const long rounds = 20, one = 1;
+    long old, total;
+    for (int t = 0; t < n; t++) {
+      dart_gptr_t g = all[t * NBLK + NBLK - 1];
+      CHECK_OK(dart_gptr_atomic_path(g, &apath));
+      CHECK_EQ(apath, (n == 1 ? DART_PATH_SELF : remote));
+      for (long r = 0; r < rounds; r++)
+        CHECK_OK(dart_fetch_and_op(g, &one, &old, DART_TYPE_LONG,
+                                   DART_OP_SUM));
+    }
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+    CHECK_OK(dart_get_blocking(&total, all[me * NBLK + NBLK - 1], 1,
+                               DART_TYPE_LONG, DART_TYPE_LONG));
+    uint64_t before;
+    fill_range((uint8_t *)&before, 0, sizeof before, blk_key(me, NBLK - 1));
+    CHECK_EQ((uint64_t)total - before, (uint64_t)n * (uint64_t)rounds);
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  }
   for (int i = 0; i < NBLK; i++) CHECK_OK(dart_memfree(blk[i]));
   /* and once more after freeing */
   for (int i = 0; i < NBLK; i++) CHECK_OK(dart_memalloc(BLK, DART_TYPE_BYTE, &blk[i]));

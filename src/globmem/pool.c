@@ -3,9 +3,12 @@
  * unit DART_LOCAL_POOL bytes that node peers reach through shared memory.
  * When it is full the unit adds a chunk of its own (private memory,
  * attached to DART_TEAM_ALL's dynamic window: node peers reach it through
- * CMA where they may, other units through MPI) and lists the chunk in the
- * directory at the head of its pool part; others read a directory entry
- * once, on first access, and cache it.
+ * CMA where they may, other units through MPI; on the UCX transport it is
+ * registered with UCX too, and other units reach it, and every unit's
+ * atomics on it go, through UCX) and lists the chunk in the directory at
+ * the head of its pool part; others read a directory entry once, on first
+ * access, and cache it. A chunk's packed UCX key follows the chunk; others
+ * read it through MPI with the entry (they have no UCX key for it yet).
  */
 #include <dart/dart_globmem.h>
 #include <stdatomic.h>
@@ -22,12 +25,16 @@
 #include "team/runtime.h"
 
 #define POOL_ALIGN 16
+/* room after a chunk for its packed UCX key (a few dozen bytes; a larger
+ * key leaves the chunk to MPI) */
+#define POOL_KEY_ROOM 1024
 #define OFFSET_MASK ((UINT64_C(1) << DART__POOL_CHUNK_SHIFT) - 1)
 
 typedef struct {
-  uint64_t disp; /* in DART_TEAM_ALL's dynamic window */
-  uint64_t addr; /* in the owner's process */
+  uint64_t disp;    /* in DART_TEAM_ALL's dynamic window */
+  uint64_t addr;    /* in the owner's process */
   uint64_t size;
+  uint64_t key_len; /* of the UCX key right after the chunk, or 0 */
 } dir_entry_t;
 
 /* Grown chunks a directory describes (chunk c at entry c - 1): as many as
@@ -47,8 +54,11 @@ _Static_assert(sizeof(pool_dir_t) <= DART__POOL_HEADER,
 
 typedef struct {
   char *base;
-  size_t size;
+  size_t size;     /* to allocate from */
+  size_t map_size; /* mapped: size and the key room */
   dart__ralloc_t ra;
+  void *memh, *packed; /* UCX registration and key, or NULL */
+  void *rkey;          /* that key unpacked for ourselves (atomics) */
 } chunk_t;
 
 /* Another unit's grown chunk as read from its directory (valid once size
@@ -56,6 +66,7 @@ typedef struct {
 typedef struct {
   MPI_Aint disp;
   uint64_t addr;
+  _Atomic(void *) rkey; /* UCX, or NULL: the chunk is MPI's */
   _Atomic uint64_t size;
 } remote_chunk_t;
 
@@ -103,13 +114,21 @@ void dart__globmem__pool_fini(void)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
   for (int c = 0; c < pool.nchunks; c++) {
-    dart__base__ralloc_destroy(&pool.chunk[c].ra);
+    chunk_t *chunk = &pool.chunk[c];
+    dart__base__ralloc_destroy(&chunk->ra);
     if (c > 0) {
-      if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, pool.chunk[c].base);
-      munmap(pool.chunk[c].base, pool.chunk[c].size);
+      dart__ucx__rkey_destroy(chunk->rkey);
+      dart__ucx__mem_deregister(chunk->memh, chunk->packed);
+      if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, chunk->base);
+      munmap(chunk->base, chunk->map_size);
     }
   }
-  for (int u = 0; u < all->size; u++) free(atomic_load(&pool.remote[u]));
+  for (int u = 0; u < all->size; u++) {
+    remote_chunk_t *cache = atomic_load(&pool.remote[u]);
+    for (int c = 0; cache && c < DART__POOL_MAX_CHUNKS; c++)
+      dart__ucx__rkey_destroy(atomic_load(&cache[c].rkey));
+    free(cache);
+  }
   free(pool.remote);
   mtx_destroy(&pool.lock);
   dart__globmem__seg_destroy(all->segs.pool);
@@ -125,43 +144,72 @@ static int pool_grow(size_t bytes)
                       pool.nchunks);
     return -1;
   }
+  const char *func = "dart_memalloc";
+  const bool ucx =
+      dart__rt.transport == DART__TRANSPORT_UCX && all->size > 1;
   size_t size = pool.chunk[pool.nchunks - 1].size * 2;
   /* DART_LOCAL_POOL may be 0: doubling needs a start */
   if (size == 0) size = DART__POOL_HEADER;
   while (size < bytes) size *= 2;
-  char *base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+  const size_t map_size = size + (ucx ? POOL_KEY_ROOM : 0);
+  chunk_t *chunk = &pool.chunk[pool.nchunks];
+  char *base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) {
-    DART_LOG_ERROR_IN("dart_memalloc", "cannot map %zu bytes", size);
+    DART_LOG_ERROR_IN(func, "cannot map %zu bytes", map_size);
     return -1;
   }
   MPI_Aint disp = 0;
   if (all->win != MPI_WIN_NULL) {
-    if (MPI_Win_attach(all->win, base, (MPI_Aint)size) != MPI_SUCCESS) {
-      DART_LOG_ERROR_IN("dart_memalloc", "MPI_Win_attach of %zu bytes failed",
-                        size);
-      munmap(base, size);
-      return -1;
+    if (MPI_Win_attach(all->win, base, (MPI_Aint)map_size) != MPI_SUCCESS) {
+      DART_LOG_ERROR_IN(func, "MPI_Win_attach of %zu bytes failed", map_size);
+      goto fail_map;
     }
     MPI_Get_address(base, &disp);
   }
-  chunk_t *chunk = &pool.chunk[pool.nchunks];
-  if (dart__base__ralloc_init(&chunk->ra, size) != 0) {
-    if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, base);
-    munmap(base, size);
-    return -1;
+  size_t key_len = 0;
+  if (ucx) {
+    if (dart__ucx__mem_register(func, base, map_size, &chunk->memh,
+                                &chunk->packed, &key_len) != DART_OK)
+      goto fail_attach; /* logged */
+    if (key_len > POOL_KEY_ROOM) {
+      DART_LOG_INFO("a UCX key of %zu bytes does not fit after chunk %d of "
+                    "the local pool: others reach it through MPI",
+                    key_len, pool.nchunks);
+      dart__ucx__mem_deregister(chunk->memh, chunk->packed);
+      chunk->memh = chunk->packed = NULL;
+      key_len = 0;
+    } else {
+      memcpy(base + size, chunk->packed, key_len);
+      if (dart__ucx__rkey_unpack(func, dart__rt.myid, chunk->packed,
+                                 &chunk->rkey) != DART_OK)
+        goto fail_ucx;
+    }
   }
+  if (dart__base__ralloc_init(&chunk->ra, size) != 0) goto fail_ucx;
   chunk->base = base;
   chunk->size = size;
+  chunk->map_size = map_size;
   /* publish: the entry first, then the count that makes it valid */
   pool.dir->chunk[pool.nchunks - 1].disp = (uint64_t)disp;
   pool.dir->chunk[pool.nchunks - 1].addr = (uint64_t)(uintptr_t)base;
   pool.dir->chunk[pool.nchunks - 1].size = size;
+  pool.dir->chunk[pool.nchunks - 1].key_len = key_len;
   int c = pool.nchunks;
   DART_LOG_INFO("the local pool grows by chunk %d of %zu bytes", c, size);
   atomic_store_explicit(&pool.dir->nchunks, (uint64_t)c, memory_order_release);
   atomic_store_explicit(&pool.nchunks, c + 1, memory_order_release);
   return c;
+
+fail_ucx:
+  dart__ucx__rkey_destroy(chunk->rkey);
+  dart__ucx__mem_deregister(chunk->memh, chunk->packed);
+  memset(chunk, 0, sizeof *chunk);
+fail_attach:
+  if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, base);
+fail_map:
+  munmap(base, map_size);
+  return -1;
 }
 
 dart_ret_t dart_memalloc(size_t nelem, dart_datatype_t dtype,
@@ -251,6 +299,36 @@ static void dir_target(int unit, size_t at, size_t bytes,
   target->offset = 0;
 }
 
+/* Reads the UCX key after unit's chunk (through MPI: the chunk is attached
+ * to the window with its key) and unpacks it into *rkey, unless another
+ * thread was first. */
+static dart_ret_t fetch_key(const char *func, int unit,
+                            const dir_entry_t *entry, _Atomic(void *) *rkey)
+{
+  if (entry->key_len > POOL_KEY_ROOM || dart__rt.transport !=
+                                            DART__TRANSPORT_UCX) {
+    DART_LOG_ERROR_IN(func, "unit %d lists a UCX key of %llu bytes", unit,
+                      (unsigned long long)entry->key_len);
+    return DART_ERR_OTHER;
+  }
+  dart__team_t *all = dart__team__get(DART_TEAM_ALL);
+  unsigned char key[POOL_KEY_ROOM];
+  const dart__dtype_t *byte = &dart__globmem__basic_types[DART_TYPE_BYTE];
+  dart__route_t route = {.disp = (MPI_Aint)(entry->disp + entry->size),
+                         .size = entry->key_len,
+                         .path = DART__PATH_MPI};
+  dart__target_t t = {.team = all, .seg = all->segs.pool, .unit = unit,
+                      .route = &route, .offset = 0};
+  dart__xfer_t x = {&t, key, byte, byte, entry->key_len};
+  dart_ret_t ret = dart__path_mpi.get(&x, DART__MODE_BLOCKING, NULL);
+  void *mine = NULL, *none = NULL;
+  if (ret == DART_OK)
+    ret = dart__ucx__rkey_unpack(func, unit, key, &mine);
+  if (ret == DART_OK && !atomic_compare_exchange_strong(rkey, &none, mine))
+    dart__ucx__rkey_destroy(mine);
+  return ret;
+}
+
 /* Reads unit's directory entry for chunk c (1-based) into out. */
 static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
                               remote_chunk_t *out)
@@ -283,6 +361,10 @@ static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
     DART_LOG_ERROR_IN(func, "unit %d has no pool chunk %llu", unit,
                       (unsigned long long)c);
     return DART_ERR_INVAL;
+  }
+  if (entry.key_len > 0) {
+    dart_ret_t ret = fetch_key(func, unit, &entry, &out->rkey);
+    if (ret != DART_OK) return ret;
   }
   out->disp = (MPI_Aint)entry.disp;
   out->addr = entry.addr;
@@ -335,6 +417,7 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
                                              memory_order_acquire))
       goto out_of_bounds;
     route->path = DART__PATH_SELF;
+    route->rkey = pool.chunk[c].rkey;
     route->base = pool.chunk[c].base;
     route->addr = (uint64_t)(uintptr_t)route->base;
     route->size = pool.chunk[c].size;
@@ -348,15 +431,20 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
     }
     bool peer = dart__rt.node_of[unit] == dart__rt.my_node &&
                 dart__base__config.shm;
+    route->rkey = atomic_load_explicit(&cache[c].rkey, memory_order_relaxed);
     route->path = peer && dart__cma__usable() ? DART__PATH_CMA
+                  : route->rkey                ? DART__PATH_UCX
                                                : DART__PATH_MPI;
     route->base = NULL;
     route->addr = cache[c].addr;
     route->disp = cache[c].disp;
     route->size = atomic_load_explicit(&cache[c].size, memory_order_relaxed);
   }
-  /* grown chunks are outside every other transport's registration */
-  route->atomics = dart__team__get(DART_TEAM_ALL)->win != MPI_WIN_NULL
+  /* every unit's atomics on a chunk take one path: UCX where the owner
+   * registered it, else MPI (the owner's CPU atomics would not be atomic
+   * with either) */
+  route->atomics = route->rkey ? DART__PATH_UCX
+                   : dart__team__get(DART_TEAM_ALL)->win != MPI_WIN_NULL
                        ? DART__PATH_MPI
                        : DART__PATH_SHM;
   if (offset > route->size || span > route->size - offset) goto out_of_bounds;

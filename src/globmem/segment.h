@@ -35,6 +35,8 @@ typedef struct {
   uint64_t addr; /* the part's address in its owner's process (UCX, CMA) */
   MPI_Aint disp; /* displacement in the team's dynamic window (MPI) */
   size_t size;   /* bytes of the unit's part */
+  void *rkey;    /* UCX: a key of the route's own (grown pool chunks), or
+                  * NULL for the segment's */
   int path;
   /* The path of atomics, the same for every unit of a host segment: CPU
    * atomics (DART__PATH_SHM) when every unit loads and stores the memory,

@@ -129,6 +129,16 @@ dart_ret_t dart__ucx__flush_all(void);
  * the packed rkeys; and the reverse, once nobody accesses the segment. */
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
 void dart__ucx__seg_deregister(dart__segment_t *seg);
+/* Memory of this unit's own outside the segments (grown pool chunks):
+ * its registration and packed key; the key unpacked for global unit (the
+ * endpoint made if need be). Failures are logged as func. */
+dart_ret_t dart__ucx__mem_register(const char *func, void *base, size_t len,
+                                   void **memh, void **packed,
+                                   size_t *packed_len);
+void dart__ucx__mem_deregister(void *memh, void *packed);
+dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
+                                  const void *packed, void **rkey);
+void dart__ucx__rkey_destroy(void *rkey);
 /* The UCX transports the endpoints use, for DART_INFO. */
 void dart__ucx__print_info(FILE *out);
 /* Whether the UCP context reports CUDA memory support (CUDA-aware UCX). */
@@ -149,6 +159,35 @@ static inline void dart__ucx__seg_deregister(dart__segment_t *seg)
 {
   (void)seg;
 }
+static inline dart_ret_t dart__ucx__mem_register(const char *func,
+                                                 void *base, size_t len,
+                                                 void **memh, void **packed,
+                                                 size_t *packed_len)
+{
+  (void)func;
+  (void)base;
+  (void)len;
+  (void)memh;
+  (void)packed;
+  (void)packed_len;
+  return DART_ERR_OTHER;
+}
+static inline void dart__ucx__mem_deregister(void *memh, void *packed)
+{
+  (void)memh;
+  (void)packed;
+}
+static inline dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
+                                                const void *packed,
+                                                void **rkey)
+{
+  (void)func;
+  (void)unit;
+  (void)packed;
+  (void)rkey;
+  return DART_ERR_OTHER;
+}
+static inline void dart__ucx__rkey_destroy(void *rkey) { (void)rkey; }
 static inline void dart__ucx__print_info(FILE *out) { (void)out; }
 static inline bool dart__ucx__cuda_memory(void) { return false; }
 #endif

@@ -175,8 +175,10 @@ static inline dart_ret_t remote_of(const char *func, const dart__target_t *t,
   r->unit = t->team->members[t->unit];
   r->ep = ep_of(func, r->unit);
   if (__builtin_expect(r->ep == NULL, 0)) return DART_ERR_OTHER;
-  r->rkey =
-      atomic_load_explicit(&seg->ucx.rkeys[t->unit], memory_order_acquire);
+  r->rkey = t->route->rkey;
+  if (r->rkey == NULL)
+    r->rkey =
+        atomic_load_explicit(&seg->ucx.rkeys[t->unit], memory_order_acquire);
   if (__builtin_expect(r->rkey == NULL, 0)) {
     dart_ret_t ret = rkey_unpack(func, seg, t->unit, r->ep, r->unit, &r->rkey);
     if (ret != DART_OK) return ret;
@@ -492,6 +494,29 @@ fail:
   return ret;
 }
 
+/* Registers [start, start + len) and packs its key (logged on failure). */
+static ucs_status_t mem_register(const char *func, uintptr_t start,
+                                 size_t len, ucp_mem_h *memh, void **packed,
+                                 size_t *packed_len)
+{
+  ucp_mem_map_params_t params = {
+      .field_mask =
+          UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+      .address = (void *)start,
+      .length = len};
+  ucs_status_t status = ucp_mem_map(ucx.context, &params, memh);
+  if (status == UCS_OK &&
+      (status = ucp_rkey_pack(ucx.context, *memh, packed, packed_len)) !=
+          UCS_OK) {
+    ucp_mem_unmap(ucx.context, *memh);
+    *memh = NULL;
+  }
+  if (status != UCS_OK)
+    DART_LOG_ERROR_IN(func, "registering %zu bytes with UCX failed: %s", len,
+                      ucs_status_string(status));
+  return status;
+}
+
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
 {
   dart__team_t *team = seg->team;
@@ -509,21 +534,8 @@ dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
         device ? dart__gpu.ops->ucx_addr(seg->mybase) : seg->mybase);
     uintptr_t start = base & ~(page - 1);
     uintptr_t end = (base + seg->mysize + page - 1) & ~(page - 1);
-    ucp_mem_map_params_t params = {
-        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                      UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-        .address = (void *)start,
-        .length = end - start};
-    status = ucp_mem_map(ucx.context, &params, &memh);
-    if (status == UCS_OK &&
-        (status = ucp_rkey_pack(ucx.context, memh, &packed, &packed_len)) !=
-            UCS_OK) {
-      ucp_mem_unmap(ucx.context, memh);
-      memh = NULL;
-    }
-    if (status != UCS_OK)
-      DART_LOG_ERROR_IN(func, "registering %zu bytes with UCX failed: %s",
-                        seg->mysize, ucs_status_string(status));
+    status = mem_register(func, start, end - start, &memh, &packed,
+                          &packed_len);
   }
   /* everybody's keys, or nobody keeps one */
   int ok = status == UCS_OK, all_ok = 0;
@@ -552,6 +564,42 @@ fail:
   if (packed) ucp_rkey_buffer_release(packed);
   if (memh) ucp_mem_unmap(ucx.context, memh);
   return ret;
+}
+
+dart_ret_t dart__ucx__mem_register(const char *func, void *base, size_t len,
+                                   void **memh, void **packed,
+                                   size_t *packed_len)
+{
+  ucp_mem_h h;
+  if (mem_register(func, (uintptr_t)base, len, &h, packed, packed_len) !=
+      UCS_OK)
+    return DART_ERR_OTHER;
+  *memh = h;
+  return DART_OK;
+}
+
+void dart__ucx__mem_deregister(void *memh, void *packed)
+{
+  if (packed) ucp_rkey_buffer_release(packed);
+  if (memh) ucp_mem_unmap(ucx.context, memh);
+}
+
+dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
+                                  const void *packed, void **rkey)
+{
+  ucp_ep_h ep = ep_of(func, unit);
+  if (ep == NULL) return DART_ERR_OTHER;
+  ucp_rkey_h r;
+  ucs_status_t status = ucp_ep_rkey_unpack(ep, packed, &r);
+  if (status != UCS_OK)
+    return ucx_error(func, "ucp_ep_rkey_unpack", status, unit);
+  *rkey = r;
+  return DART_OK;
+}
+
+void dart__ucx__rkey_destroy(void *rkey)
+{
+  if (rkey) ucp_rkey_destroy(rkey);
 }
 
 void dart__ucx__seg_deregister(dart__segment_t *seg)
