@@ -10,8 +10,8 @@
  * guard bytes around each slot at the target and in the local buffer,
  * strided layouts on either side with their gaps, and that atomics on
  * registered memory take the remote transport's atomics (fetch-and-add
- * results, counters), grown chunks' too. With DART_CMA=0 or DART_SHM=0
- * the peer-private path is the remote one.
+ * results, counters), and on grown chunks MPI's. With DART_CMA=0 or
+ * DART_SHM=0 the peer-private path is the remote one.
  */
 #include "dart_test.h"
 
@@ -191,6 +191,7 @@ static void check_delta(int line, const uint64_t before[DART_PATH_COUNT],
 typedef struct {
   const char *name;
   int id;              /* in the pattern keys */
+  int grown;           /* grown pool chunks, not registered memory */
   dart_gptr_t *ptrs;   /* offset 0 of each unit's part */
   uint8_t *mine;       /* my part */
   size_t nput;         /* puts of sizes[0, nput) */
@@ -507,8 +508,8 @@ static void exercise(const space_t *sp)
 
 /* Every unit adds me + 1 to the word at offset 0 of every unit's part; the
  * fetched values, sorted, are the running sums. Atomics never take CMA:
- * registered memory and grown chunks take the remote transport's, for the
- * owner too. */
+ * registered memory takes the remote transport's, grown chunks MPI's, for
+ * the owner too. */
 static void atomics(const space_t *sp)
 {
   char what[160];
@@ -517,7 +518,7 @@ static void atomics(const space_t *sp)
   for (int i = 0; i < n; i++) {
     const int t = (me + i) % n;
     dart_path_t path = DART_PATH_COUNT;
-    const int want = (int)remote_path;
+    const int want = sp->grown ? DART_PATH_MPI : (int)remote_path;
     CHECK_OK(dart_gptr_atomic_path(sp->ptrs[t], &path));
     if ((int)path != want)
       FAILF("%s: dart_gptr_atomic_path to unit %d is %s, expected %s",
@@ -658,7 +659,7 @@ static void big(const space_t *sp, size_t big_off)
 
 static void registered(void)
 {
-  space_t sp = {.name = "registered", .id = 0};
+  space_t sp = {.name = "registered", .id = 0, .grown = 0};
   layout(&sp, NSIZES);
   /* the 64 MiB slot: only where a node peer puts into it */
   int sender = 0;
@@ -701,7 +702,7 @@ static void registered(void)
 
 static void grown(void)
 {
-  space_t sp = {.name = "grown pool chunk", .id = 1};
+  space_t sp = {.name = "grown pool chunk", .id = 1, .grown = 1};
   layout(&sp, NPUT_GROWN);
   const size_t bytes = sp.end > GROWN_MIN ? sp.end : GROWN_MIN;
   dart_gptr_t g = DART_GPTR_NULL, small = DART_GPTR_NULL;

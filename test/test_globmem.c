@@ -273,17 +273,16 @@ static void test_pool_growth(void)
   }
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
 
-  /* atomics on grown chunks: one path for every unit (the remote
-   * transport's; CPU atomics alone), exact totals */
+  /* atomics on grown chunks: one path for every unit (MPI's; CPU atomics
+   * alone), exact totals */
   {
-    dart_path_t remote, peer_private, apath = DART_PATH_COUNT;
-    CHECK_OK(dart_transport_paths(&remote, &peer_private));
+    dart_path_t apath = DART_PATH_COUNT;
     const long rounds = 20, one = 1;
     long old, total;
     for (int t = 0; t < n; t++) {
       dart_gptr_t g = all[t * NBLK + NBLK - 1];
       CHECK_OK(dart_gptr_atomic_path(g, &apath));
-      CHECK_EQ(apath, (n == 1 ? DART_PATH_SELF : remote));
+      CHECK_EQ(apath, (n == 1 ? DART_PATH_SELF : DART_PATH_MPI));
       for (long r = 0; r < rounds; r++)
         CHECK_OK(dart_fetch_and_op(g, &one, &old, DART_TYPE_LONG,
                                    DART_OP_SUM));

@@ -4,11 +4,13 @@
  * When it is full the unit adds a chunk of its own (private memory,
  * attached to DART_TEAM_ALL's dynamic window: node peers reach it through
  * CMA where they may, other units through MPI; on the UCX transport it is
- * registered with UCX too, and other units reach it, and every unit's
- * atomics on it go, through UCX) and lists the chunk in the directory at
- * the head of its pool part; others read a directory entry once, on first
- * access, and cache it. A chunk's packed UCX key follows the chunk; others
- * read it through MPI with the entry (they have no UCX key for it yet).
+ * registered with UCX too, and other nodes reach it through UCX) and lists
+ * the chunk in the directory at the head of its pool part; others read a
+ * directory entry once, on first access, and cache it. A chunk's packed
+ * UCX key follows the chunk; those who need it read it through MPI with
+ * the entry (they have no UCX key for it yet). Every unit's atomics on a
+ * grown chunk take MPI: the owner's and node peers' would otherwise need
+ * UCX endpoints (and their shared-memory mappings) to every peer.
  */
 #include <dart/dart_globmem.h>
 #include <stdatomic.h>
@@ -58,7 +60,6 @@ typedef struct {
   size_t map_size; /* mapped: size and the key room */
   dart__ralloc_t ra;
   void *memh, *packed; /* UCX registration and key, or NULL */
-  void *rkey;          /* that key unpacked for ourselves (atomics) */
 } chunk_t;
 
 /* Another unit's grown chunk as read from its directory (valid once size
@@ -117,7 +118,6 @@ void dart__globmem__pool_fini(void)
     chunk_t *chunk = &pool.chunk[c];
     dart__base__ralloc_destroy(&chunk->ra);
     if (c > 0) {
-      dart__ucx__rkey_destroy(chunk->rkey);
       dart__ucx__mem_deregister(chunk->memh, chunk->packed);
       if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, chunk->base);
       munmap(chunk->base, chunk->map_size);
@@ -181,9 +181,6 @@ static int pool_grow(size_t bytes)
       key_len = 0;
     } else {
       memcpy(base + size, chunk->packed, key_len);
-      if (dart__ucx__rkey_unpack(func, dart__rt.myid, chunk->packed,
-                                 &chunk->rkey) != DART_OK)
-        goto fail_ucx;
     }
   }
   if (dart__base__ralloc_init(&chunk->ra, size) != 0) goto fail_ucx;
@@ -202,7 +199,6 @@ static int pool_grow(size_t bytes)
   return c;
 
 fail_ucx:
-  dart__ucx__rkey_destroy(chunk->rkey);
   dart__ucx__mem_deregister(chunk->memh, chunk->packed);
   memset(chunk, 0, sizeof *chunk);
 fail_attach:
@@ -329,9 +325,10 @@ static dart_ret_t fetch_key(const char *func, int unit,
   return ret;
 }
 
-/* Reads unit's directory entry for chunk c (1-based) into out. */
+/* Reads unit's directory entry for chunk c (1-based) into out, and the
+ * chunk's UCX key when the chunk is to be reached through UCX (want_key). */
 static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
-                              remote_chunk_t *out)
+                              bool want_key, remote_chunk_t *out)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
   const dart__route_t *r0 = &all->segs.pool->routes[unit];
@@ -362,7 +359,7 @@ static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
                       (unsigned long long)c);
     return DART_ERR_INVAL;
   }
-  if (entry.key_len > 0) {
+  if (entry.key_len > 0 && want_key) {
     dart_ret_t ret = fetch_key(func, unit, &entry, &out->rkey);
     if (ret != DART_OK) return ret;
   }
@@ -417,7 +414,7 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
                                              memory_order_acquire))
       goto out_of_bounds;
     route->path = DART__PATH_SELF;
-    route->rkey = pool.chunk[c].rkey;
+    route->rkey = NULL;
     route->base = pool.chunk[c].base;
     route->addr = (uint64_t)(uintptr_t)route->base;
     route->size = pool.chunk[c].size;
@@ -425,26 +422,24 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
   } else {
     remote_chunk_t *cache = remote_cache(unit);
     if (cache == NULL) return DART_ERR_NOMEM;
+    const bool cma = dart__rt.node_of[unit] == dart__rt.my_node &&
+                     dart__base__config.shm && dart__cma__usable();
     if (atomic_load_explicit(&cache[c].size, memory_order_acquire) == 0) {
-      dart_ret_t ret = fetch_chunk(func, unit, c, &cache[c]);
+      dart_ret_t ret = fetch_chunk(func, unit, c, !cma, &cache[c]);
       if (ret != DART_OK) return ret;
     }
-    bool peer = dart__rt.node_of[unit] == dart__rt.my_node &&
-                dart__base__config.shm;
     route->rkey = atomic_load_explicit(&cache[c].rkey, memory_order_relaxed);
-    route->path = peer && dart__cma__usable() ? DART__PATH_CMA
-                  : route->rkey                ? DART__PATH_UCX
-                                               : DART__PATH_MPI;
+    route->path = cma           ? DART__PATH_CMA
+                  : route->rkey ? DART__PATH_UCX
+                                : DART__PATH_MPI;
     route->base = NULL;
     route->addr = cache[c].addr;
     route->disp = cache[c].disp;
     route->size = atomic_load_explicit(&cache[c].size, memory_order_relaxed);
   }
-  /* every unit's atomics on a chunk take one path: UCX where the owner
-   * registered it, else MPI (the owner's CPU atomics would not be atomic
-   * with either) */
-  route->atomics = route->rkey ? DART__PATH_UCX
-                   : dart__team__get(DART_TEAM_ALL)->win != MPI_WIN_NULL
+  /* every unit's atomics on a chunk take MPI (see the top); the owner's
+   * CPU atomics would not be atomic with them */
+  route->atomics = dart__team__get(DART_TEAM_ALL)->win != MPI_WIN_NULL
                        ? DART__PATH_MPI
                        : DART__PATH_SHM;
   if (offset > route->size || span > route->size - offset) goto out_of_bounds;
