@@ -13,12 +13,10 @@ foreach(n IN LISTS DART_TEST_UNITS)
     list(APPEND gpu_units ${n})
   endif()
 endforeach()
-set(gpu_ucx_units 2)
-foreach(n IN LISTS DART_UCX_TEST_UNITS)
-  if(n LESS_EQUAL 4 AND n GREATER gpu_ucx_units)
-    set(gpu_ucx_units ${n})
-  endif()
-endforeach()
+set(gpu_ucx_units ${DART_UCX_SMALL_UNITS})
+if(gpu_ucx_units LESS 2)
+  set(gpu_ucx_units 2)
+endif()
 set(gpu_args "")
 if(DART_SANITIZE)
   set(gpu_args --big 8)
@@ -43,18 +41,17 @@ endif()
 # DART_INFO=1 names the device backend, the paths of device memory and
 # whether UCX reports CUDA memory support: across nodes on the MPI
 # transport (staged), and on UCX (the emulated devices' memory through it).
-set(gpu_info_device "gpu: emulated, 1 device\\(s\\), unit 0 on device 0\n  device memory: own and node peers' ipc \\(emulated handles\\), other nodes ")
-add_test(NAME gpu_info
-         COMMAND ${DART_LAUNCHER} -n 2 --timeout ${DART_TEST_TIMEOUT}
-                 --units-per-node 1 $<TARGET_FILE:test_init>)
-set_tests_properties(gpu_info PROPERTIES TIMEOUT 90 LABELS "mpi;gpuemu"
-  ENVIRONMENT "DART_INFO=1;DART_GPU_EMULATE=1;DART_TRANSPORT=mpi;${DART_SANITIZER_ENV}"
-  PASS_REGULAR_EXPRESSION "${gpu_info_device}stage \\(pinned host buffers over MPI\\)\n  UCX reports CUDA memory support: no\n")
-if(DART_HAVE_UCX)
-  add_test(NAME gpu_info_ucx
+# gpu_info_test(NAME TRANSPORT LINES): unit 0's DART_INFO lines about the
+# device on 2 emulated nodes, from the paths of device memory on.
+function(gpu_info_test name transport lines)
+  add_test(NAME ${name}
            COMMAND ${DART_LAUNCHER} -n 2 --timeout ${DART_TEST_TIMEOUT}
                    --units-per-node 1 $<TARGET_FILE:test_init>)
-  set_tests_properties(gpu_info_ucx PROPERTIES TIMEOUT 90 LABELS "mpi;gpuemu"
-    ENVIRONMENT "DART_INFO=1;DART_GPU_EMULATE=1;DART_TRANSPORT=ucx;${DART_SANITIZER_ENV}"
-    PASS_REGULAR_EXPRESSION "${gpu_info_device}ucx \\(registered device memory, atomics too\\)\n  UCX reports CUDA memory support: no \\(emulated device memory is host memory to UCX\\)\n")
+  set_tests_properties(${name} PROPERTIES TIMEOUT 90 LABELS "mpi;gpuemu"
+    ENVIRONMENT "DART_INFO=1;DART_GPU_EMULATE=1;DART_TRANSPORT=${transport};${DART_SANITIZER_ENV}"
+    PASS_REGULAR_EXPRESSION "gpu: emulated, 1 device\\(s\\), unit 0 on device 0\n  device memory: own and node peers' ipc \\(emulated handles\\), other nodes ${lines}")
+endfunction()
+gpu_info_test(gpu_info mpi "stage \\(pinned host buffers over MPI\\)\n  UCX reports CUDA memory support: no\n")
+if(DART_HAVE_UCX)
+  gpu_info_test(gpu_info_ucx ucx "ucx \\(registered device memory, atomics too\\)\n  UCX reports CUDA memory support: no \\(emulated device memory is host memory to UCX\\)\n")
 endif()

@@ -7,14 +7,8 @@ dart_add_test(security SOURCES test_security.c)
 
 # The UCX transport (node peers too, and over TCP) at one unit count: the
 # largest of the UCX runs' counts up to 4.
-set(security_ucx_units 0)
-foreach(n IN LISTS DART_UCX_TEST_UNITS)
-  if(n LESS_EQUAL 4 AND n GREATER security_ucx_units)
-    set(security_ucx_units ${n})
-  endif()
-endforeach()
-if(DART_HAVE_UCX AND security_ucx_units GREATER 1)
+if(DART_HAVE_UCX AND DART_UCX_SMALL_UNITS GREATER 1)
   dart_add_test(security_ucx SOURCES test_security.c
-                UNITS ${security_ucx_units}
+                UNITS ${DART_UCX_SMALL_UNITS}
                 LAYOUTS upn2.ucx upn1.tcp noshm.ucx)
 endif()

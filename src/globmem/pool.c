@@ -296,8 +296,7 @@ static void dir_target(int unit, size_t at, size_t bytes,
 }
 
 /* Reads the UCX key after unit's chunk (through MPI: the chunk is attached
- * to the window with its key) and unpacks it into *rkey, unless another
- * thread was first. */
+ * to the window with its key) and unpacks it into the cache slot *rkey. */
 static dart_ret_t fetch_key(const char *func, int unit,
                             const dir_entry_t *entry, _Atomic(void *) *rkey)
 {
@@ -317,12 +316,10 @@ static dart_ret_t fetch_key(const char *func, int unit,
                       .route = &route, .offset = 0};
   dart__xfer_t x = {&t, key, byte, byte, entry->key_len};
   dart_ret_t ret = dart__path_mpi.get(&x, DART__MODE_BLOCKING, NULL);
-  void *mine = NULL, *none = NULL;
-  if (ret == DART_OK)
-    ret = dart__ucx__rkey_unpack(func, unit, key, &mine);
-  if (ret == DART_OK && !atomic_compare_exchange_strong(rkey, &none, mine))
-    dart__ucx__rkey_destroy(mine);
-  return ret;
+  void *unpacked;
+  return ret == DART_OK
+             ? dart__ucx__rkey_unpack(func, unit, key, rkey, &unpacked)
+             : ret;
 }
 
 /* Reads unit's directory entry for chunk c (1-based) into out, and the

@@ -130,14 +130,16 @@ dart_ret_t dart__ucx__flush_all(void);
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
 void dart__ucx__seg_deregister(dart__segment_t *seg);
 /* Memory of this unit's own outside the segments (grown pool chunks):
- * its registration and packed key; the key unpacked for global unit (the
- * endpoint made if need be). Failures are logged as func. */
+ * its registration and packed key. A key of global unit's unpacked (the
+ * endpoint made if need be) into the cache slot, unless another thread
+ * was first: *rkey gets the slot's key. Failures are logged as func. */
 dart_ret_t dart__ucx__mem_register(const char *func, void *base, size_t len,
                                    void **memh, void **packed,
                                    size_t *packed_len);
 void dart__ucx__mem_deregister(void *memh, void *packed);
 dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
-                                  const void *packed, void **rkey);
+                                  const void *packed, _Atomic(void *) *slot,
+                                  void **rkey);
 void dart__ucx__rkey_destroy(void *rkey);
 /* The UCX transports the endpoints use, for DART_INFO. */
 void dart__ucx__print_info(FILE *out);
@@ -179,11 +181,13 @@ static inline void dart__ucx__mem_deregister(void *memh, void *packed)
 }
 static inline dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
                                                 const void *packed,
+                                                _Atomic(void *) *slot,
                                                 void **rkey)
 {
   (void)func;
   (void)unit;
   (void)packed;
+  (void)slot;
   (void)rkey;
   return DART_ERR_OTHER;
 }

@@ -151,23 +151,6 @@ typedef struct {
   int unit; /* global */
 } remote_t;
 
-static dart_ret_t rkey_unpack(const char *func, dart__segment_t *seg, int u,
-                              ucp_ep_h ep, int unit, ucp_rkey_h *out)
-{
-  ucp_rkey_h rkey;
-  ucs_status_t status =
-      ucp_ep_rkey_unpack(ep, seg->ucx.packed + seg->ucx.packed_off[u], &rkey);
-  if (status != UCS_OK)
-    return ucx_error(func, "ucp_ep_rkey_unpack", status, unit);
-  void *none = NULL;
-  if (!atomic_compare_exchange_strong(&seg->ucx.rkeys[u], &none, rkey)) {
-    ucp_rkey_destroy(rkey); /* another thread was first */
-    rkey = none;
-  }
-  *out = rkey;
-  return DART_OK;
-}
-
 static inline dart_ret_t remote_of(const char *func, const dart__target_t *t,
                                    remote_t *r)
 {
@@ -180,8 +163,12 @@ static inline dart_ret_t remote_of(const char *func, const dart__target_t *t,
     r->rkey =
         atomic_load_explicit(&seg->ucx.rkeys[t->unit], memory_order_acquire);
   if (__builtin_expect(r->rkey == NULL, 0)) {
-    dart_ret_t ret = rkey_unpack(func, seg, t->unit, r->ep, r->unit, &r->rkey);
+    void *rkey;
+    dart_ret_t ret = dart__ucx__rkey_unpack(
+        func, r->unit, seg->ucx.packed + seg->ucx.packed_off[t->unit],
+        &seg->ucx.rkeys[t->unit], &rkey);
     if (ret != DART_OK) return ret;
+    r->rkey = rkey;
   }
   r->addr = t->route->addr + t->offset;
   return DART_OK;
@@ -585,7 +572,8 @@ void dart__ucx__mem_deregister(void *memh, void *packed)
 }
 
 dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
-                                  const void *packed, void **rkey)
+                                  const void *packed, _Atomic(void *) *slot,
+                                  void **rkey)
 {
   ucp_ep_h ep = ep_of(func, unit);
   if (ep == NULL) return DART_ERR_OTHER;
@@ -593,6 +581,11 @@ dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
   ucs_status_t status = ucp_ep_rkey_unpack(ep, packed, &r);
   if (status != UCS_OK)
     return ucx_error(func, "ucp_ep_rkey_unpack", status, unit);
+  void *first = NULL;
+  if (!atomic_compare_exchange_strong(slot, &first, r)) {
+    ucp_rkey_destroy(r); /* another thread was first */
+    r = first;
+  }
   *rkey = r;
   return DART_OK;
 }
