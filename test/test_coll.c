@@ -5,6 +5,7 @@
  * applies to, in-place allreduce, user operations (non-commutative on a
  * custom type, commutative with user data), derived (strided, indexed)
  * types in bcast/allgather/send/recv, send/recv/sendrecv, and bad input.
+ * The barrier also on a team whose nodes hold unequal numbers of its units.
  */
 #include "dart_test.h"
 
@@ -920,6 +921,68 @@ static void test_bad_input(void)
   free(displs);
 }
 
+/* Rounds of: an accumulate on a count at unit 0 and a put (neither
+ * flushed) into the right neighbour, then the barrier. After it the count
+ * must hold every unit's increment (nobody left early) and the put must be
+ * visible to the neighbour's direct loads. */
+static void barrier_rounds(dart_team_t team)
+{
+  dart_team_unit_t tme;
+  size_t tsize;
+  CHECK_OK(dart_team_myid(team, &tme));
+  CHECK_OK(dart_team_size(team, &tsize));
+  const long n = (long)tsize;
+  dart_gptr_t mem, own, count, right;
+  CHECK_OK(dart_team_memalloc_aligned(team, 2, DART_TYPE_LONG, &mem));
+  own = count = right = mem;
+  CHECK_OK(dart_gptr_setunit(&own, tme));
+  CHECK_OK(dart_gptr_setunit(&count, DART_TEAM_UNIT_ID(0)));
+  CHECK_OK(dart_gptr_setunit(&right, DART_TEAM_UNIT_ID((tme.id + 1) % n)));
+  CHECK_OK(dart_gptr_incaddr(&right, sizeof(long)));
+  long *mine = NULL;
+  CHECK_OK(dart_gptr_getaddr(own, (void **)&mine));
+  CHECK(mine != NULL);
+  mine[0] = mine[1] = 0;
+  CHECK_OK(dart_barrier(team));
+  const long one = 1;
+  long sent = 0, counted = 0;
+  for (long r = 1; r <= 300; r++) {
+    sent = r; /* the put's source: untouched until the barrier */
+    CHECK_OK(dart_accumulate(count, &one, 1, DART_TYPE_LONG, DART_OP_SUM));
+    CHECK_OK(dart_put(right, &sent, 1, DART_TYPE_LONG, DART_TYPE_LONG));
+    CHECK_OK(dart_barrier(team));
+    CHECK_OK(dart_get_blocking(&counted, count, 1, DART_TYPE_LONG,
+                               DART_TYPE_LONG));
+    if (counted != r * n || mine[1] != r) {
+      FAILF("team %d round %ld: count %ld (want %ld), put %ld", (int)team, r,
+            counted, r * n, mine[1]);
+      break;
+    }
+    /* nobody adds to the count before all have read it */
+    CHECK_OK(dart_barrier(team));
+  }
+  CHECK_OK(dart_team_memfree(mem));
+}
+
+static void test_barrier(void)
+{
+  barrier_rounds(DART_TEAM_ALL);
+  /* unit 0 and the odd units: on emulated nodes of two, one node holds
+   * both of its units and the others one */
+  dart_group_t g;
+  CHECK_OK(dart_group_create(&g));
+  for (int u = 0; u < nunits; u++)
+    if (u == 0 || u % 2 == 1)
+      CHECK_OK(dart_group_addmember(g, DART_GLOBAL_UNIT_ID(u)));
+  dart_team_t t = DART_TEAM_NULL;
+  CHECK_OK(dart_team_create(DART_TEAM_ALL, g, &t));
+  CHECK_OK(dart_group_destroy(&g));
+  if (t != DART_TEAM_NULL) {
+    barrier_rounds(t);
+    CHECK_OK(dart_team_destroy(&t));
+  }
+}
+
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
@@ -927,6 +990,7 @@ int main(int argc, char **argv)
   me = dart_test_unit;
 
   for (int i = 0; i < 3; i++) CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  test_barrier();
 
   test_bcast();
   test_scatter_gather();

@@ -9,6 +9,11 @@
  *     next unit waits for the flag with atomic reads and then reads the
  *     buffer with direct loads, and acknowledges with an atomic. Any
  *     reordering shows as a stale buffer.
+ *  3. the same from unit 0 to every other unit at once, completed by one
+ *     dart_flush_all (the MPI path flushes a few targets one by one and
+ *     more all together: 2-4 and 8 units take both); and before each
+ *     round unit 0 gets the previous round's buffers back, completed by
+ *     one dart_flush_all, and checks them at once.
  */
 #include <dart/dart_ext.h>
 #include <sched.h>
@@ -128,6 +133,105 @@ out:
   CHECK_OK(dart_team_memfree(g));
 }
 
+/* Waits until the long at g holds want; false after too long. */
+static bool await_value(dart_gptr_t g, long want)
+{
+  long seen = want - 1;
+  for (long spins = 0; seen != want; spins++) {
+    CHECK_OK(dart_fetch_and_op(g, NULL, &seen, DART_TYPE_LONG,
+                               DART_OP_NO_OP));
+    if (seen == want) return true;
+    sched_yield(); /* units may outnumber cores */
+    if (spins > 100000000L) return false;
+  }
+  return true;
+}
+
+/* words as in message_passing; unit 0 writes every other unit's buffer */
+static void scatter_flush_all(void)
+{
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, WORDS + 2,
+                                      DART_TYPE_LONG, &g));
+  dart_gptr_t mine_g = g, flag_mine = g, acks = g;
+  dart_gptr_setunit(&mine_g, DART_TEAM_UNIT_ID(me));
+  flag_mine = mine_g;
+  flag_mine.addr_or_offs.offset = WORDS * sizeof(long);
+  dart_gptr_setunit(&acks, DART_TEAM_UNIT_ID(0));
+  acks.addr_or_offs.offset = (WORDS + 1) * sizeof(long);
+  long *mine;
+  CHECK_OK(dart_gptr_getaddr(mine_g, (void **)&mine));
+  for (int i = 0; i < WORDS; i++) mine[i] = -1;
+  mine[WORDS] = -1;
+  mine[WORDS + 1] = 0;
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+
+  long(*out)[WORDS] = malloc(2 * (size_t)n * sizeof *out);
+  long(*in)[WORDS] = out + n;
+  CHECK(out != NULL);
+  for (long r = 0; r < ROUNDS / 3 && out != NULL; r++) {
+    if (me == 0 && r > 0) {
+      for (int u = 1; u < n; u++) {
+        dart_gptr_t buf = g;
+        dart_gptr_setunit(&buf, DART_TEAM_UNIT_ID(u));
+        memset(in[u], 0, sizeof in[u]);
+        CHECK_OK(dart_get(in[u], buf, WORDS, DART_TYPE_LONG,
+                          DART_TYPE_LONG));
+      }
+      CHECK_OK(dart_flush_all(g));
+      for (int u = 1; u < n; u++) {
+        if (memcmp(in[u], out[u], sizeof in[u]) != 0) {
+          FAILF("round %ld: get from unit %d incomplete after flush_all", r,
+                u);
+          break;
+        }
+      }
+    }
+    if (me == 0) {
+      for (int u = 1; u < n; u++) {
+        dart_gptr_t buf = g;
+        dart_gptr_setunit(&buf, DART_TEAM_UNIT_ID(u));
+        for (int i = 0; i < WORDS; i++) out[u][i] = value(u, (int)r, i);
+        CHECK_OK(dart_put(buf, out[u], WORDS, DART_TYPE_LONG,
+                          DART_TYPE_LONG));
+      }
+      CHECK_OK(dart_flush_all(g));
+      for (int u = 1; u < n; u++) {
+        dart_gptr_t flag = g;
+        long old;
+        dart_gptr_setunit(&flag, DART_TEAM_UNIT_ID(u));
+        flag.addr_or_offs.offset = WORDS * sizeof(long);
+        CHECK_OK(dart_fetch_and_op(flag, &r, &old, DART_TYPE_LONG,
+                                   DART_OP_REPLACE));
+      }
+      if (!await_value(acks, (n - 1) * (r + 1))) {
+        FAILF("round %ld: not every unit acknowledged", r);
+        break;
+      }
+      continue;
+    }
+    if (!await_value(flag_mine, r)) {
+      FAILF("round %ld: no flag from unit 0", r);
+      break;
+    }
+    for (int i = 0; i < WORDS; i++) {
+      if (mine[i] != value(me, (int)r, i)) {
+        FAILF("round %ld (flush_all): word %d is %lx, expected %lx", r, i,
+              (unsigned long)mine[i], (unsigned long)value(me, (int)r, i));
+        break;
+      }
+    }
+    const long one = 1;
+    long old;
+    CHECK_OK(dart_fetch_and_op(acks, &one, &old, DART_TYPE_LONG,
+                               DART_OP_SUM));
+  }
+  free(out);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(0));
+  CHECK_OK(dart_team_memfree(g));
+}
+
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
@@ -136,5 +240,6 @@ int main(int argc, char **argv)
   barrier_visibility();
   message_passing(false);
   message_passing(true);
+  scatter_flush_all();
   return dart_test_combine_and_exit();
 }

@@ -4,7 +4,6 @@
 
 #include <dart/dart_communication.h>
 #include <dart/dart_ext.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdatomic.h>
 
@@ -34,18 +33,7 @@ dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
                                    dart_datatype_t remote_type, bool is_put,
                                    dart__target_t *target, dart__xfer_t *x);
 
-/* Waits politely: a few spins, then give the core away (units are often
- * more than cores). */
-static inline void dart__onesided__backoff(unsigned *spins)
-{
-  if (++*spins < 32) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  } else {
-    sched_yield();
-  }
-}
+
 
 /* An atomic operation on nelem consecutive elements of a basic type. */
 typedef enum {

@@ -68,11 +68,11 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
       return DART_ERR_OTHER;
     }
   }
-  team->win_dirty = true;
   if (mode == DART__MODE_BLOCKING) {
     DART__MPI_CHECK(MPI_Win_flush(t->unit, team->win));
-  } else if (h) {
-    *handle = h;
+  } else {
+    dart__team__mark_dirty(team, t->unit);
+    if (h) *handle = h;
   }
   return DART_OK;
 }
@@ -91,10 +91,10 @@ static dart_ret_t mpi_get(const dart__xfer_t *x, dart__mode_t mode,
 
 static dart_ret_t mpi_flush(dart__team_t *team, int unit)
 {
+  dart__team__unmark_dirty(team, unit);
   DART__MPI_CHECK(MPI_Win_flush(unit, team->win));
   /* direct loads and stores of our own part against others' RMA */
-  DART__MPI_CHECK(MPI_Win_sync(team->win));
-  return DART_OK;
+  return dart__team__sync_window(team);
 }
 
 /*
@@ -193,8 +193,7 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
   }
   /* an atomic often publishes data (a flag): direct loads of our own part
    * that follow it must see what came before it */
-  DART__MPI_CHECK(MPI_Win_sync(win));
-  return DART_OK;
+  return dart__team__sync_window(t->team);
 }
 
 const dart__path_ops_t dart__path_mpi = {mpi_put, mpi_get, mpi_flush,

@@ -133,7 +133,7 @@ dart_ret_t dart_barrier(dart_team_t teamid)
   if (ret == DART_OK) ret = dart__team__sync_windows();
   if (ret != DART_OK) return ret;
   atomic_thread_fence(memory_order_seq_cst);
-  ret = dart__onesided__progress_barrier(func, team->comm);
+  ret = dart__team__barrier(func, team);
   atomic_thread_fence(memory_order_seq_cst);
   if (ret != DART_OK) return ret;
   /* what others put here before the barrier, for our direct loads */

@@ -123,6 +123,13 @@ static void print_info(void)
          remote);
   dart__ucx__print_info(stdout);
   dart__gpu__print_info(stdout);
+  printf("barrier: %s; waits %s\n",
+         dart__base__config.shm
+             ? "node peers in shared memory, node leaders through MPI"
+             : "MPI on the whole team (DART_SHM=0)",
+         dart__rt.oversubscribed
+             ? "yield at once (more units on this node than CPUs)"
+             : "spin briefly, then yield");
   printf("thread support: %s; progress thread: %s\n",
          dart__rt.thread_level == DART_THREAD_MULTIPLE ? "multiple" : "single",
          dart__base__config.progress_thread ? "yes" : "no");

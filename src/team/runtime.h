@@ -17,6 +17,7 @@ typedef struct {
   int num_nodes;
   int my_node;
   int *node_of;      /* global unit -> node index (emulated nodes included) */
+  bool oversubscribed; /* more units on this physical node than CPUs */
   bool mpi_cas_ok;   /* MPI_Compare_and_swap works on dynamic windows */
   int transport;     /* effective remote transport (dart__transport_t) */
   int remote_path;   /* its path: DART__PATH_UCX or DART__PATH_MPI */

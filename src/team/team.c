@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/env.h"
 #include "onesided/onesided.h"
@@ -36,6 +37,7 @@ static dart_ret_t compute_nodes(void)
     goto out;
   MPI_Comm_rank(phys, &prank);
   MPI_Comm_size(phys, &psize);
+  dart__rt.oversubscribed = psize > sysconf(_SC_NPROCESSORS_ONLN);
   world_of = malloc(psize * sizeof *world_of);
   leaders = malloc(dart__rt.size * sizeof *leaders);
   index = calloc(dart__rt.size, sizeof *index);
@@ -102,6 +104,13 @@ static dart_ret_t team_setup(dart_team_t id, MPI_Comm comm,
   for (int u = 0; u < team->size; u++)
     team->node_rank[u] =
         dart__rt.node_of[members[u]] == dart__rt.my_node ? next++ : -1;
+  dart_ret_t ret = dart__team__barrier_init(team);
+  if (ret != DART_OK) {
+    MPI_Comm_free(&team->node_comm);
+    free(team->node_rank);
+    free(team);
+    return ret;
+  }
   dart__globmem__segtab_init(&team->segs);
   *out = team;
   return DART_OK;
@@ -113,6 +122,7 @@ static void team_teardown(dart__team_t *team)
   if (team->win != MPI_WIN_NULL) {
     MPI_Win_unlock_all(team->win);
     MPI_Win_free(&team->win);
+    free(team->win_dirty);
     for (dart__team_t **link = &teams_with_win; *link;
          link = &(*link)->next_with_win) {
       if (*link == team) {
@@ -123,6 +133,7 @@ static void team_teardown(dart__team_t *team)
   }
   dart__base__slots_destroy(&team->segs.alloc);
   dart__base__slots_destroy(&team->segs.reg);
+  dart__team__barrier_fini(team);
   MPI_Comm_free(&team->node_comm);
   MPI_Comm_free(&team->comm);
   free(team->node_rank);
@@ -134,29 +145,61 @@ dart_ret_t dart__team__ensure_window(dart__team_t *team)
 {
   if (team->win != MPI_WIN_NULL) return DART_OK;
   MPI_Win win;
-  DART__MPI_CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, team->comm, &win));
+  _Atomic uint64_t *dirty = calloc(((size_t)team->size + 63) / 64,
+                                   sizeof *dirty);
+  if (dirty == NULL) return DART_ERR_NOMEM;
+  if (MPI_Win_create_dynamic(MPI_INFO_NULL, team->comm, &win) !=
+      MPI_SUCCESS) {
+    DART_LOG_ERROR("MPI_Win_create_dynamic failed on team %d", team->id);
+    free(dirty);
+    return DART_ERR_OTHER;
+  }
   if (MPI_Win_lock_all(MPI_MODE_NOCHECK, win) != MPI_SUCCESS) {
     DART_LOG_ERROR("MPI_Win_lock_all failed on team %d", team->id);
     MPI_Win_free(&win);
+    free(dirty);
     return DART_ERR_OTHER;
   }
-  DART_LOG_DEBUG("team %d has a dynamic window now", team->id);
+  int *model, found;
+  MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &found);
+  team->win_separate = !found || *model != MPI_WIN_UNIFIED;
+  DART_LOG_DEBUG("team %d has a dynamic window now (%s model)", team->id,
+                 team->win_separate ? "separate" : "unified");
   team->win = win;
+  team->win_dirty = dirty;
   team->next_with_win = teams_with_win;
   teams_with_win = team;
   return DART_OK;
 }
 
+/* Up to this many units with operations outstanding are flushed one by
+ * one: Open MPI's osc/pt2pt MPI_Win_flush_all makes a round trip to every
+ * unit of the window, dirty or not. More take one MPI_Win_flush_all, which
+ * RDMA transports complete at once for all. */
+#define FLUSH_EACH_MAX 4
+
 dart_ret_t dart__team__flush_window(dart__team_t *team)
 {
-  if (!team->win_dirty) return DART_OK; /* nothing went through MPI */
-  /* cleared first: an operation issued meanwhile marks it again */
-  team->win_dirty = false;
-  /* a full flush for local completion too: see path_mpi.c */
-  DART__MPI_CHECK(MPI_Win_flush_all(team->win));
+  if (team->win == MPI_WIN_NULL) return DART_OK;
+  const size_t words = ((size_t)team->size + 63) / 64;
+  int dirty = 0;
+  for (size_t w = 0; w < words; w++)
+    dirty += __builtin_popcountll(
+        atomic_load_explicit(&team->win_dirty[w], memory_order_relaxed));
+  if (dirty == 0) return DART_OK; /* nothing went through MPI */
+  /* each bit is cleared before its flush: an operation issued meanwhile
+   * marks its unit again */
+  for (size_t w = 0; w < words; w++) {
+    uint64_t bits = atomic_exchange_explicit(&team->win_dirty[w], 0,
+                                             memory_order_relaxed);
+    /* a full flush for local completion too: see path_mpi.c */
+    for (; bits != 0 && dirty <= FLUSH_EACH_MAX; bits &= bits - 1)
+      DART__MPI_CHECK(MPI_Win_flush((int)(w * 64) + __builtin_ctzll(bits),
+                                    team->win));
+  }
+  if (dirty > FLUSH_EACH_MAX) DART__MPI_CHECK(MPI_Win_flush_all(team->win));
   /* direct loads and stores of our own part against others' RMA */
-  DART__MPI_CHECK(MPI_Win_sync(team->win));
-  return DART_OK;
+  return dart__team__sync_window(team);
 }
 
 dart_ret_t dart__team__flush_dirty(void)
@@ -169,11 +212,20 @@ dart_ret_t dart__team__flush_dirty(void)
   return DART_OK;
 }
 
+dart_ret_t dart__team__sync_window(dart__team_t *team)
+{
+  if (team->win_separate) DART__MPI_CHECK(MPI_Win_sync(team->win));
+  else atomic_thread_fence(memory_order_seq_cst);
+  return DART_OK;
+}
+
 dart_ret_t dart__team__sync_windows(void)
 {
-  for (dart__team_t *team = teams_with_win; team; team = team->next_with_win)
-    DART__MPI_CHECK(MPI_Win_sync(team->win));
-  return DART_OK;
+  dart_ret_t ret = DART_OK;
+  for (dart__team_t *team = teams_with_win; team && ret == DART_OK;
+       team = team->next_with_win)
+    ret = dart__team__sync_window(team);
+  return ret;
 }
 
 dart_ret_t dart__team__init_all(void)

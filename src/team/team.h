@@ -4,9 +4,12 @@
 
 #include <dart/dart_team_group.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "globmem/segment.h"
+#include "team/barrier.h"
 
 #define DART__MAX_TEAMS 32768
 
@@ -20,8 +23,12 @@ typedef struct dart__team {
   dart_unit_t *members; /* team unit -> global unit, ascending */
   int *node_rank;       /* team unit -> rank in node_comm, -1 elsewhere */
   MPI_Win win;          /* dynamic window, created on first need */
-  bool win_dirty;       /* MPI operations issued since the last flush */
+  /* a bit per unit with MPI operations issued since its last flush
+   * (atomic: other threads may issue while one flushes) */
+  _Atomic uint64_t *win_dirty;
+  bool win_separate;    /* MPI_WIN_SEPARATE: direct access needs Win_sync */
   dart__segtab_t segs;
+  dart__barrier_t barrier;
   struct dart__team *next_with_win;
 } dart__team_t;
 
@@ -38,17 +45,43 @@ dart__team_t *dart__team__lookup(const char *func, dart_team_t id);
 /* Collective: gives the team its dynamic window if it has none yet. */
 dart_ret_t dart__team__ensure_window(dart__team_t *team);
 
-/* Completes the MPI operations issued on team's window since its last
- * flush (none: returns at once), and syncs the window with direct access. */
+/* Marks unit as the target of an MPI operation on team's window that
+ * waits for a flush; unmark before flushing the unit alone. */
+static inline void dart__team__mark_dirty(dart__team_t *team, int unit)
+{
+  _Atomic uint64_t *word = &team->win_dirty[unit / 64];
+  const uint64_t bit = UINT64_C(1) << (unit % 64);
+  if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
+    atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
+}
+
+static inline void dart__team__unmark_dirty(dart__team_t *team, int unit)
+{
+  _Atomic uint64_t *word = &team->win_dirty[unit / 64];
+  const uint64_t bit = UINT64_C(1) << (unit % 64);
+  if (atomic_load_explicit(word, memory_order_relaxed) & bit)
+    atomic_fetch_and_explicit(word, ~bit, memory_order_relaxed);
+}
+
+/* Completes the MPI operations issued on team's window since their units'
+ * last flush (none: returns at once), and syncs the window with direct
+ * access. */
 dart_ret_t dart__team__flush_window(dart__team_t *team);
 
 /* Completes everything this unit started on the remote transports:
  * dart__team__flush_window on every team with a window, and UCX. */
 dart_ret_t dart__team__flush_dirty(void);
 
-/* Synchronises the public and private copies of every dynamic window
- * (MPI_Win_sync), so that direct loads and stores and RMA see each other
- * across a barrier. */
+/* Orders this unit's direct loads and stores of its part of team's window
+ * against others' RMA on it. In the separate memory model that takes
+ * MPI_Win_sync; in the unified one (Open MPI, MPICH) the copies are one and
+ * a memory fence orders them: MPI_Win_sync would also enter MPI's
+ * progress, which yields the core when units outnumber cores (3x the cost
+ * of a node barrier then). */
+dart_ret_t dart__team__sync_window(dart__team_t *team);
+
+/* dart__team__sync_window on every dynamic window, so that direct loads
+ * and stores and RMA see each other across a barrier. */
 dart_ret_t dart__team__sync_windows(void);
 
 /* Team DART_TEAM_ALL and the node map; and their teardown at exit. */

@@ -1,0 +1,34 @@
+/*
+ * The team barrier: node peers meet in shared memory, and one leader per
+ * node (its lowest team unit) meets the other nodes' leaders through MPI.
+ * MPI's barrier on the whole team costs 2-3x more on a node (libnbc's
+ * MPI_Ibarrier, which dart_barrier must use to serve others' operations
+ * while it waits, more still), and a halo exchange pays it every sweep.
+ * DART_SHM=0 keeps MPI's barrier on the whole team.
+ */
+#ifndef DART__TEAM__BARRIER_H_
+#define DART__TEAM__BARRIER_H_
+
+#include <dart/dart_types.h>
+#include <mpi.h>
+
+struct dart__barrier_cells;
+
+typedef struct {
+  struct dart__barrier_cells *cells; /* node-shared; NULL: no node peers */
+  MPI_Win win;                       /* the window holding cells */
+  MPI_Comm leaders; /* node leaders, on leaders of a team spanning nodes */
+  unsigned passed;  /* barriers this unit has left */
+} dart__barrier_t;
+
+struct dart__team;
+
+/* Collective over the team (in team set-up, after node_comm exists). */
+dart_ret_t dart__team__barrier_init(struct dart__team *team);
+void dart__team__barrier_fini(struct dart__team *team);
+
+/* Returns once every unit of the team has entered; serves others'
+ * operations while it waits. Logs as func on failure. */
+dart_ret_t dart__team__barrier(const char *func, struct dart__team *team);
+
+#endif
