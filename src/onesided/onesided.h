@@ -33,8 +33,6 @@ dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
                                    dart_datatype_t remote_type, bool is_put,
                                    dart__target_t *target, dart__xfer_t *x);
 
-
-
 /* An atomic operation on nelem consecutive elements of a basic type. */
 typedef enum {
   DART__ATOMIC_ACCUMULATE, /* values[i] op'd into each element */

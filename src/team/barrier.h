@@ -1,10 +1,10 @@
 /*
  * The team barrier: node peers meet in shared memory, and one leader per
  * node (its lowest team unit) meets the other nodes' leaders through MPI.
- * MPI's barrier on the whole team costs 2-3x more on a node (libnbc's
- * MPI_Ibarrier, which dart_barrier must use to serve others' operations
- * while it waits, more still), and a halo exchange pays it every sweep.
- * DART_SHM=0 keeps MPI's barrier on the whole team.
+ * Where waits must poll UCX, MPI's barrier is libnbc's MPI_Ibarrier, 2-3x
+ * MPI_Barrier on a node here; the shared-memory one takes 0.9x MPI_Barrier
+ * at 2-4 units and half of it at 8 (2 cores), and a halo exchange pays it
+ * every sweep. DART_SHM=0 keeps MPI's barrier on the whole team.
  */
 #ifndef DART__TEAM__BARRIER_H_
 #define DART__TEAM__BARRIER_H_
