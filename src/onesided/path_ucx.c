@@ -548,8 +548,7 @@ fail_keys:
   seg->ucx.packed = NULL;
   seg->ucx.packed_off = NULL;
 fail:
-  if (packed) ucp_rkey_buffer_release(packed);
-  if (memh) ucp_mem_unmap(ucx.context, memh);
+  dart__ucx__mem_deregister(memh, packed);
   return ret;
 }
 
@@ -597,11 +596,9 @@ void dart__ucx__rkey_destroy(void *rkey)
 
 void dart__ucx__seg_deregister(dart__segment_t *seg)
 {
-  if (seg->ucx.rkeys) {
-    for (int u = 0; u < seg->team->size; u++)
-      if (seg->ucx.rkeys[u]) ucp_rkey_destroy(seg->ucx.rkeys[u]);
-  }
-  if (seg->ucx.memh) ucp_mem_unmap(ucx.context, seg->ucx.memh);
+  for (int u = 0; seg->ucx.rkeys && u < seg->team->size; u++)
+    dart__ucx__rkey_destroy(seg->ucx.rkeys[u]);
+  dart__ucx__mem_deregister(seg->ucx.memh, NULL);
   free(seg->ucx.rkeys);
   free(seg->ucx.packed);
   free(seg->ucx.packed_off);
