@@ -64,6 +64,19 @@ static void barrier_visibility(void)
   CHECK_OK(dart_team_memfree(g));
 }
 
+/* Waits until the long at g holds want; false after too long. */
+static bool await_value(dart_gptr_t g, long want)
+{
+  for (long spins = 0; spins <= 100000000L; spins++) {
+    long seen = want - 1;
+    CHECK_OK(dart_fetch_and_op(g, NULL, &seen, DART_TYPE_LONG,
+                               DART_OP_NO_OP));
+    if (seen == want) return true;
+    sched_yield(); /* units may outnumber cores */
+  }
+  return false;
+}
+
 /* words [0, WORDS): the buffer; WORDS: flag (round written); WORDS + 1:
  * acknowledgement (round read) */
 static void message_passing(bool direct_stores)
@@ -91,7 +104,7 @@ static void message_passing(bool direct_stores)
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
 
   for (long r = 0; r < ROUNDS; r++) {
-    long out[WORDS], old, seen = -2;
+    long out[WORDS], old;
     for (int i = 0; i < WORDS; i++) out[i] = value(me, (int)r, i);
     if (next_direct)
       memcpy(next_direct, out, sizeof out);
@@ -101,14 +114,9 @@ static void message_passing(bool direct_stores)
     CHECK_OK(dart_fetch_and_op(flag_next, &r, &old, DART_TYPE_LONG,
                                DART_OP_REPLACE));
     /* receive from prev */
-    for (long spins = 0; seen != r; spins++) {
-      CHECK_OK(dart_fetch_and_op(flag_mine, NULL, &seen, DART_TYPE_LONG,
-                                 DART_OP_NO_OP));
-      if (seen != r) sched_yield(); /* units may outnumber cores */
-      if (spins > 100000000L) {
-        FAILF("round %ld: no flag from unit %d", r, prev);
-        goto out;
-      }
+    if (!await_value(flag_mine, r)) {
+      FAILF("round %ld: no flag from unit %d", r, prev);
+      goto out;
     }
     for (int i = 0; i < WORDS; i++) {
       if (mine[i] != value(prev, (int)r, i)) {
@@ -121,30 +129,15 @@ static void message_passing(bool direct_stores)
     CHECK_OK(dart_fetch_and_op(ack_prev, &r, &old, DART_TYPE_LONG,
                                DART_OP_REPLACE));
     /* next may be overwritten once it has read round r */
-    do {
-      CHECK_OK(dart_fetch_and_op(ack_mine, NULL, &seen, DART_TYPE_LONG,
-                                 DART_OP_NO_OP));
-      if (seen != r) sched_yield();
-    } while (seen != r);
+    if (!await_value(ack_mine, r)) {
+      FAILF("round %ld: no acknowledgement from unit %d", r, next);
+      goto out;
+    }
   }
 out:
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
   dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(0));
   CHECK_OK(dart_team_memfree(g));
-}
-
-/* Waits until the long at g holds want; false after too long. */
-static bool await_value(dart_gptr_t g, long want)
-{
-  long seen = want - 1;
-  for (long spins = 0; seen != want; spins++) {
-    CHECK_OK(dart_fetch_and_op(g, NULL, &seen, DART_TYPE_LONG,
-                               DART_OP_NO_OP));
-    if (seen == want) return true;
-    sched_yield(); /* units may outnumber cores */
-    if (spins > 100000000L) return false;
-  }
-  return true;
 }
 
 /* words as in message_passing; unit 0 writes every other unit's buffer */
