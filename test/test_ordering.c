@@ -14,6 +14,12 @@
  *     more all together: 2-4 and 8 units take both); and before each
  *     round unit 0 gets the previous round's buffers back, completed by
  *     one dart_flush_all, and checks them at once.
+ *  4. store buffering: units 2k and 2k+1 each complete a put to the
+ *     other (blocking; non-blocking + dart_flush; handle + dart_wait) and
+ *     then get the word the other put to them. A completed put is there
+ *     before the caller's next access, so at most one of the two may
+ *     read the old value; a put whose stores wait in the CPU's store
+ *     buffer past the get shows as both reading it.
  */
 #include <dart/dart_ext.h>
 #include <sched.h>
@@ -225,6 +231,63 @@ static void scatter_flush_all(void)
   CHECK_OK(dart_team_memfree(g));
 }
 
+enum { SB_BLOCKING, SB_FLUSH, SB_HANDLE, SB_MODES, SB_ROUNDS = 2000 };
+
+static void put_completed(dart_gptr_t g, const long *v, int mode)
+{
+  if (mode == SB_BLOCKING) {
+    CHECK_OK(dart_put_blocking(g, v, 1, DART_TYPE_LONG, DART_TYPE_LONG));
+  } else if (mode == SB_FLUSH) {
+    CHECK_OK(dart_put(g, v, 1, DART_TYPE_LONG, DART_TYPE_LONG));
+    CHECK_OK(dart_flush(g));
+  } else {
+    dart_handle_t h;
+    CHECK_OK(dart_put_handle(g, v, 1, DART_TYPE_LONG, DART_TYPE_LONG, &h));
+    CHECK_OK(dart_wait(&h));
+  }
+}
+
+/* word 0: the round the partner put here; word 1: what the partner read */
+static void store_buffering(void)
+{
+  int partner = me ^ 1;
+  if (partner >= n) partner = me; /* the odd unit out plays both sides */
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 2, DART_TYPE_LONG, &g));
+  dart_gptr_t theirs = g, mine_g = g, their_seen = g;
+  dart_gptr_setunit(&theirs, DART_TEAM_UNIT_ID(partner));
+  dart_gptr_setunit(&mine_g, DART_TEAM_UNIT_ID(me));
+  dart_gptr_setunit(&their_seen, DART_TEAM_UNIT_ID(partner));
+  their_seen.addr_or_offs.offset = sizeof(long);
+  long *mine;
+  CHECK_OK(dart_gptr_getaddr(mine_g, (void **)&mine));
+  mine[0] = mine[1] = 0;
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  int both_old = 0;
+  for (int mode = 0; mode < SB_MODES; mode++) {
+    for (long r = 1; r <= SB_ROUNDS; r++) {
+      long round = mode * SB_ROUNDS + r, seen = -1;
+      put_completed(theirs, &round, mode);
+      CHECK_OK(dart_get_blocking(&seen, mine_g, 1, DART_TYPE_LONG,
+                                 DART_TYPE_LONG));
+      CHECK_OK(dart_put_blocking(their_seen, &seen, 1, DART_TYPE_LONG,
+                                 DART_TYPE_LONG));
+      CHECK_OK(dart_barrier(DART_TEAM_ALL));
+      if (seen < round && mine[1] < round && partner != me) both_old++;
+      if (seen > round || mine[0] != round) {
+        FAILF("mode %d round %ld: read %ld, holds %ld", mode, round, seen,
+              mine[0]);
+        break;
+      }
+      CHECK_OK(dart_barrier(DART_TEAM_ALL)); /* word 1 read before reuse */
+    }
+  }
+  if (both_old > 0)
+    FAILF("units %d and %d both read the old word in %d rounds", me,
+          partner, both_old);
+  CHECK_OK(dart_team_memfree(g));
+}
+
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
@@ -234,5 +297,6 @@ int main(int argc, char **argv)
   message_passing(false);
   message_passing(true);
   scatter_flush_all();
+  store_buffering();
   return dart_test_combine_and_exit();
 }

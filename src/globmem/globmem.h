@@ -82,6 +82,29 @@ dart__globmem__resolve(const char *func, dart_gptr_t gptr, size_t span,
   return DART_OK;
 }
 
+/*
+ * The load/store address of span bytes at gptr when they lie in memory this
+ * process reaches directly (the SELF and SHM routes) of a live allocation,
+ * with the route's path in *path; NULL for anything else, bad input
+ * included, which dart__globmem__resolve then diagnoses.
+ */
+static inline __attribute__((always_inline)) char *
+dart__globmem__node_addr(dart_gptr_t gptr, size_t span, int *path)
+{
+  dart__team_t *team = dart__team__get(gptr.teamid);
+  if (team == NULL) return NULL;
+  dart__segment_t *seg = dart__globmem__segtab_get(&team->segs, gptr.segid);
+  if (seg == NULL || gptr.unitid < 0 || gptr.unitid >= team->size)
+    return NULL;
+  const dart__route_t *route = &seg->routes[gptr.unitid];
+  uint64_t offset = gptr.addr_or_offs.offset;
+  if (route->path > DART__PATH_SHM || offset > route->size ||
+      span > route->size - offset)
+    return NULL;
+  *path = route->path;
+  return route->base + offset;
+}
+
 /* Collective: a segment on team of bytes per unit in memory of memkind
  * (dart_memkind_t; user memory at addr for registrations), entered in the
  * team's segment table. */

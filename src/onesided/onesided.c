@@ -5,8 +5,10 @@
 #include <dart/dart_communication.h>
 #include <dart/dart_ext.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "base/env.h"
+#include "base/fence.h"
 #include "gpu/gpu.h"
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
@@ -64,10 +66,46 @@ dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
                  target, x);
 }
 
-static inline __attribute__((always_inline)) dart_ret_t
-transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
-         dart_datatype_t local_type, dart_datatype_t remote_type, bool is_put,
-         dart__mode_t mode, dart_handle_t *handle)
+/*
+ * Memory this process loads and stores, one basic type on both sides: the
+ * copy right here. Building the transfer and calling through the path table
+ * cost more than an 8-byte copy, and a blocking put's fence waits for every
+ * store before it. False, with nothing done, for anything else.
+ */
+static inline __attribute__((always_inline)) bool
+node_copy(dart_gptr_t gptr, void *local, size_t nelem,
+          dart_datatype_t local_type, dart_datatype_t remote_type,
+          bool is_put, dart__mode_t mode, dart_handle_t *handle)
+{
+  if (local_type != remote_type || local_type <= DART_TYPE_UNDEFINED ||
+      local_type >= DART_TYPE_LAST || local == NULL || nelem == 0 ||
+      (mode == DART__MODE_HANDLE && handle == NULL) || !dart__rt.initialized)
+    return false;
+  const dart__dtype_t *t = &dart__globmem__basic_types[local_type];
+  if (nelem > t->max_nelem) return false;
+  size_t bytes = nelem * t->elem_size;
+  int path;
+  char *remote = dart__globmem__node_addr(gptr, bytes, &path);
+  if (remote == NULL || dart__gpu__is_device(local)) return false;
+  dart__onesided__count_op(path);
+  if (is_put) {
+    memcpy(remote, local, bytes);
+    dart__onesided__stores_done(mode, handle);
+  } else {
+    atomic_thread_fence(memory_order_acquire);
+    memcpy(local, remote, bytes);
+    if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+  }
+  return true;
+}
+
+/* Any transfer: validated, resolved and sent along its route's path. Out
+ * of line, so that the public functions around node_copy stay small. */
+static __attribute__((noinline)) dart_ret_t
+routed_transfer(const char *func, dart_gptr_t gptr, void *local,
+                size_t nelem, dart_datatype_t local_type,
+                dart_datatype_t remote_type, bool is_put, dart__mode_t mode,
+                dart_handle_t *handle)
 {
   dart__target_t target;
   dart__xfer_t x;
@@ -93,6 +131,18 @@ transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   }
   return is_put ? dart__onesided__paths[path]->put(&x, mode, handle)
                 : dart__onesided__paths[path]->get(&x, mode, handle);
+}
+
+static inline __attribute__((always_inline)) dart_ret_t
+transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
+         dart_datatype_t local_type, dart_datatype_t remote_type, bool is_put,
+         dart__mode_t mode, dart_handle_t *handle)
+{
+  if (node_copy(gptr, local, nelem, local_type, remote_type, is_put, mode,
+                handle))
+    return DART_OK;
+  return routed_transfer(func, gptr, local, nelem, local_type, remote_type,
+                         is_put, mode, handle);
 }
 
 dart_ret_t dart_put(dart_gptr_t gptr, const void *src, size_t nelem,
@@ -141,8 +191,8 @@ dart_ret_t dart_get_handle(void *dest, dart_gptr_t gptr, size_t nelem,
 
 /* ---- flush ---- */
 
-static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
-                        bool local)
+static __attribute__((noinline)) dart_ret_t
+routed_flush(const char *func, dart_gptr_t gptr, bool all, bool local)
 {
   DART__CHECK_INIT_IN(func);
   dart__target_t target;
@@ -151,7 +201,7 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   dart__onesided__acc_complete();
   dart__team_t *team = target.team;
   if (all) {
-    atomic_thread_fence(memory_order_seq_cst);
+    dart__base__fence();
     ret = dart__ucx__flush_all();
     if (ret == DART_OK) ret = dart__gpu__flush_all();
     return ret == DART_OK ? dart__team__flush_window(team) : ret;
@@ -159,6 +209,21 @@ static dart_ret_t flush(const char *func, dart_gptr_t gptr, bool all,
   const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
   return local ? path->flush_local(team, target.unit)
                : path->flush(team, target.unit);
+}
+
+/* Memory this process loads and stores is flushed right here, as the
+ * transfers to it were done there (node_copy). */
+static inline __attribute__((always_inline)) dart_ret_t
+flush(const char *func, dart_gptr_t gptr, bool all, bool local)
+{
+  int path;
+  if (!all && dart__rt.initialized &&
+      dart__globmem__node_addr(gptr, 0, &path) != NULL) {
+    dart__onesided__acc_complete();
+    dart__onesided__stores_fence();
+    return DART_OK;
+  }
+  return routed_flush(func, gptr, all, local);
 }
 
 dart_ret_t dart_flush(dart_gptr_t gptr)
@@ -221,15 +286,20 @@ static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
 static dart_ret_t wait_all(const char *func, dart_handle_t handles[], size_t n,
                            bool local)
 {
+  DART__CHECK_INIT_IN(func);
   if (handles == NULL && n > 0) {
     DART_LOG_ERROR_IN(func, "handles is NULL for %zu handles", n);
     return DART_ERR_INVAL;
   }
   /* all checked before any is touched: nothing half-done on bad input */
+  size_t pending = 0;
   for (size_t i = 0; i < n; i++) {
+    if (handles[i] == DART_HANDLE_NULL) continue;
     dart_ret_t ret = check_handle(func, handles[i]);
     if (ret != DART_OK) return ret;
+    pending++;
   }
+  if (pending == 0) return DART_OK; /* all completed at once */
   for (size_t i = 0; i < n; i++) {
     /* a handle listed twice is complete (and released) after its first
      * entry: releasing it again would hand it out twice */

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdatomic.h>
 
+#include "base/fence.h"
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
+#include "team/runtime.h"
 
 typedef enum {
   DART__MODE_NB,       /* started; completed by a flush */
@@ -86,6 +88,43 @@ static inline void dart__onesided__count_op(int path)
       atomic_load_explicit(&dart__onesided__path_ops[path],
                            memory_order_relaxed) + 1,
       memory_order_relaxed);
+}
+
+/* A non-blocking put by CPU stores left stores the next flush must fence
+ * against the caller's later loads. After gets alone a flush has nothing
+ * to order: their loads are done. One flag for all threads, so under
+ * DART_THREAD_MULTIPLE every flush fences (path_shm.c). */
+extern atomic_bool dart__onesided__stores_unfenced;
+
+/* Completes, in mode, a put done by CPU stores. */
+static inline __attribute__((always_inline)) void
+dart__onesided__stores_done(dart__mode_t mode, dart_handle_t *handle)
+{
+  /* complete, blocking or as a handle that is DART_HANDLE_NULL: before the
+   * caller's later loads too (a release fence would let them pass the
+   * stores) */
+  if (mode != DART__MODE_NB) {
+    dart__base__fence();
+  } else {
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&dart__onesided__stores_unfenced, true,
+                          memory_order_relaxed);
+  }
+  if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+}
+
+/* The flush of puts by CPU stores: their stores before the caller's later
+ * loads. */
+static inline __attribute__((always_inline)) void
+dart__onesided__stores_fence(void)
+{
+  if (atomic_load_explicit(&dart__onesided__stores_unfenced,
+                           memory_order_relaxed) ||
+      dart__rt.thread_level == DART_THREAD_MULTIPLE) {
+    atomic_store_explicit(&dart__onesided__stores_unfenced, false,
+                          memory_order_relaxed);
+    dart__base__fence();
+  }
 }
 
 extern const dart__path_ops_t dart__path_self;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "base/fence.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
@@ -129,7 +130,7 @@ static dart_ret_t cma_flush(dart__team_t *team, int unit)
 {
   (void)team;
   (void)unit;
-  atomic_thread_fence(memory_order_seq_cst);
+  dart__base__fence();
   return DART_OK;
 }
 

@@ -1,8 +1,10 @@
 /*
  * The shared-memory paths: the caller's own part (SELF) and node peers'
- * parts in a shared window (SHM). Both are memcpy, complete on return, so
- * non-blocking and handle forms complete at once (DART_HANDLE_NULL); the
- * fences order the copies with what the caller does next.
+ * parts in a shared window (SHM). Both are memcpy, so handles complete at
+ * once (DART_HANDLE_NULL); the fences order the copies with what the
+ * caller does next: at once for blocking and handle puts, at the next
+ * flush for non-blocking ones. Transfers of one basic type on both sides
+ * are copied in onesided.c (node_copy) without coming here.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -12,11 +14,7 @@
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
-/* A put that did not complete on return left stores the next flush must
- * fence against the caller's later loads. After gets alone a flush has
- * nothing to order: their loads are done. One flag for all threads, so
- * under DART_THREAD_MULTIPLE every flush fences. */
-static atomic_bool stores_unfenced;
+atomic_bool dart__onesided__stores_unfenced;
 
 static dart_ret_t shm_put(const dart__xfer_t *x, dart__mode_t mode,
                           dart_handle_t *handle)
@@ -24,15 +22,7 @@ static dart_ret_t shm_put(const dart__xfer_t *x, dart__mode_t mode,
   const dart__target_t *t = x->target;
   dart__globmem__dtype_copy(t->route->base + t->offset, x->remote_t, x->local,
                             x->local_t, x->nelem);
-  /* complete: before the caller's later loads too (a release fence would
-   * let them pass the stores) */
-  if (mode == DART__MODE_BLOCKING) {
-    atomic_thread_fence(memory_order_seq_cst);
-  } else {
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&stores_unfenced, true, memory_order_relaxed);
-  }
-  if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+  dart__onesided__stores_done(mode, handle);
   return DART_OK;
 }
 
@@ -51,11 +41,7 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
 {
   (void)team;
   (void)unit;
-  if (atomic_load_explicit(&stores_unfenced, memory_order_relaxed) ||
-      dart__rt.thread_level == DART_THREAD_MULTIPLE) {
-    atomic_store_explicit(&stores_unfenced, false, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);
-  }
+  dart__onesided__stores_fence();
   return DART_OK;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fence.h"
 #include "globmem/datatype.h"
 #include "globmem/op.h"
 #include "onesided/acc_queue.h"
@@ -132,9 +133,9 @@ dart_ret_t dart_barrier(dart_team_t teamid)
   dart_ret_t ret = dart__team__flush_dirty();
   if (ret == DART_OK) ret = dart__team__sync_windows();
   if (ret != DART_OK) return ret;
-  atomic_thread_fence(memory_order_seq_cst);
+  dart__base__fence();
   ret = dart__team__barrier(func, team);
-  atomic_thread_fence(memory_order_seq_cst);
+  dart__base__fence();
   if (ret != DART_OK) return ret;
   /* what others put here before the barrier, for our direct loads */
   return dart__team__sync_windows();

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "base/fence.h"
 #include "onesided/onesided.h"
 #include "team/group.h"
 #include "team/locality.h"
@@ -215,7 +216,7 @@ dart_ret_t dart__team__flush_dirty(void)
 dart_ret_t dart__team__sync_window(dart__team_t *team)
 {
   if (team->win_separate) DART__MPI_CHECK(MPI_Win_sync(team->win));
-  else atomic_thread_fence(memory_order_seq_cst);
+  else dart__base__fence();
   return DART_OK;
 }
 
