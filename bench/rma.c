@@ -10,17 +10,18 @@
  *   mpi_alloc    the same on an MPI_Win_allocate window
  *   ucx          raw UCX (built with UCX, only where unit 1 is on another
  *                node): the program's own context and worker,
- *                ucp_put_nbx/ucp_get_nbx + ucp_ep_flush_nbx on unit 1's
- *                part of the DART segment (the same memory the dart rows
- *                reach), registered with ucp_mem_map
+ *                ucp_put_nbx/ucp_get_nbx + ucp_ep_flush_nbx on memory
+ *                unit 1 allocates with ucp_mem_map(UCP_MEM_MAP_ALLOCATE),
+ *                the kind libdart's UCX transport gives a part that no
+ *                node peer shares (DART_UCX_ALLOC)
  * Latency: the median over repetitions of the time per operation, each
  * operation complete before the next. Bandwidth: windows of 16 operations
  * completed together. Other units wait; with --smoke every transfer's data
  * is checked.
  *
  * Waiting units serve the operations aimed at them: UCX emulates RMA on
- * memory it did not allocate itself with messages the target handles in
- * ucp_worker_progress. So while unit 0 measures dart, the others wait in
+ * memory it did not allocate itself (DART_UCX_ALLOC=0) with messages the
+ * target handles in ucp_worker_progress. So while unit 0 measures dart, the others wait in
  * dart_barrier (which progresses DART's worker); while it measures ucx,
  * in a barrier that progresses the raw worker (ucx_sync).
  */
@@ -159,7 +160,8 @@ static struct {
   ucp_ep_h ep;       /* unit 0: to unit 1 */
   ucp_rkey_h rkey;   /* unit 0: unit 1's memory */
   uint64_t remote;   /* unit 0: its address at unit 1 */
-  ucp_mem_h memh;    /* unit 1: its registration */
+  ucp_mem_h memh;    /* unit 1: its memory */
+  char *mine;        /* unit 1: where it is */
 } ucx;
 
 /* Completes a request by progressing the worker; 0 or -1 (error). */
@@ -229,11 +231,11 @@ static void ucx_sync(void)
   }
 }
 
-/* Collective: the raw context and worker on units 0 and 1, unit 1's part
- * of the DART segment (bytes at mem) registered, its key and address sent
- * to unit 0, which makes the endpoint. Only where unit 1 is on another
- * node; ucx.on says whether it worked. */
-static void ucx_open(char *mem, size_t bytes, int me)
+/* Collective: the raw context and worker on units 0 and 1, bytes of
+ * memory UCX allocates on unit 1, its key and address sent to unit 0,
+ * which makes the endpoint. Only where unit 1 is on another node; ucx.on
+ * says whether it worked. */
+static void ucx_open(size_t bytes, int me)
 {
   memset(&ucx, 0, sizeof ucx);
   ucx.opened = 1;
@@ -262,10 +264,15 @@ static void ucx_open(char *mem, size_t bytes, int me)
     if (st == UCS_OK && me == 1) {
       ucp_mem_map_params_t mp = {
           .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                        UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-          .address = mem,
-          .length = bytes};
+                        UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                        UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+          .address = NULL,
+          .length = bytes,
+          .flags = UCP_MEM_MAP_ALLOCATE};
       st = ucp_mem_map(ucx.context, &mp, &ucx.memh);
+      ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+      if (st == UCS_OK && (st = ucp_mem_query(ucx.memh, &attr)) == UCS_OK)
+        ucx.mine = attr.address;
       if (st == UCS_OK)
         st = ucp_rkey_pack(ucx.context, ucx.memh, &packed, &packed_len);
     }
@@ -279,7 +286,7 @@ static void ucx_open(char *mem, size_t bytes, int me)
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (all_ok && me < 2) {
     /* unit 1 -> 0: address length, key length, memory address, both blobs */
-    uint64_t hdr[3] = {addr_len, packed_len, (uint64_t)(uintptr_t)mem};
+    uint64_t hdr[3] = {addr_len, packed_len, (uint64_t)(uintptr_t)ucx.mine};
     if (me == 1) {
       MPI_Send(hdr, 3, MPI_UINT64_T, 0, 7, MPI_COMM_WORLD);
       MPI_Send(addr, (int)addr_len, MPI_BYTE, 0, 8, MPI_COMM_WORLD);
@@ -411,10 +418,10 @@ int main(int argc, char **argv)
                    &target_mem[MPI_ALLOC], &alloc_win);
   MPI_Win_lock_all(0, alloc_win);
 #ifdef BENCH_HAVE_UCX
-  /* raw UCX where unit 1 is on another node, on the dart memory itself */
-  if (!pair.shared) ucx_open(pair.dart_mine, max, me);
+  /* raw UCX where unit 1 is on another node */
+  if (!pair.shared) ucx_open(max, me);
+  target_mem[UCX] = ucx.mine;
 #endif
-  target_mem[UCX] = pair.dart_mine;
 
   const impl_t impls[IMPLS] = {{"dart", run_dart},
                                {"memcpy", run_memcpy},

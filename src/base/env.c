@@ -63,6 +63,11 @@ static const env_var_t env_table[] = {
    "0: node peers' private memory (registered, grown pool) through the "
    "remote path instead of process_vm_readv/writev",
    offsetof(dart__config_t, cma)},
+  {"DART_UCX_ALLOC", ENV_BOOL, "1",
+   "1: with the UCX transport, parts of global memory that no node peer "
+   "loads or stores are memory UCX allocates (its shared-memory transports "
+   "reach it directly); 0: MPI shared windows registered with UCX",
+   offsetof(dart__config_t, ucx_alloc)},
   {"DART_INFO", ENV_BOOL, "0",
    "1: unit 0 prints this table and the paths at init",
    offsetof(dart__config_t, info)},

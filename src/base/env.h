@@ -22,6 +22,7 @@ typedef struct {
   int progress_interval;  /* DART_PROGRESS_INTERVAL, microseconds */
   int shm;                /* DART_SHM */
   int cma;                /* DART_CMA */
+  int ucx_alloc;          /* DART_UCX_ALLOC */
   int info;               /* DART_INFO */
   int gpu;                /* DART_GPU */
   int gpu_device;         /* DART_GPU_DEVICE, -1 = by node-local rank */

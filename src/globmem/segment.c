@@ -1,6 +1,7 @@
 #include <dart/dart_globmem.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/env.h"
 #include "globmem/datatype.h"
@@ -43,9 +44,10 @@ static char *align_part(char *base)
 
 static void seg_release(dart__segment_t *seg)
 {
+  /* detached before UCX frees a part it allocated */
+  if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
   if (seg->ucx.memh || seg->ucx.rkeys) dart__ucx__seg_deregister(seg);
   if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_release(seg);
-  if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
   if (seg->shm_win != MPI_WIN_NULL) MPI_Win_free(&seg->shm_win);
   free(seg->routes);
   free(seg);
@@ -100,6 +102,16 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   } else if (device) {
     mine_ret = dart__gpu.ops->alloc(part, &seg->gpu.alloc); /* logged */
     seg->mybase = seg->gpu.alloc;
+  } else if (ucx && seg->remote && dart__base__config.ucx_alloc &&
+             (team->node_size == 1 || !shm)) {
+    /* no unit loads or stores the part: memory UCX allocates, which its
+     * shared-memory transports reach directly; on memory they did not
+     * allocate they emulate RMA with messages the owner must serve
+     * (whole pages: the 4-byte words of 1- and 2-byte atomics inside) */
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t pages = part > 0 ? (part + page - 1) / page : 1;
+    mine_ret = dart__ucx__mem_alloc(func, pages * page, &seg->ucx.memh,
+                                    &seg->mybase);
   } else {
     MPI_Info info;
     MPI_Info_create(&info);

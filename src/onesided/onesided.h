@@ -154,6 +154,11 @@ dart_ret_t dart__ucx__flush_all(void);
  * the packed rkeys; and the reverse, once nobody accesses the segment. */
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
 void dart__ucx__seg_deregister(dart__segment_t *seg);
+/* len bytes of memory UCX allocates, which its shared-memory transports
+ * reach without the owner's progress (logged on failure); freed by
+ * dart__ucx__mem_deregister(memh, NULL). */
+dart_ret_t dart__ucx__mem_alloc(const char *func, size_t len, void **memh,
+                                char **base);
 /* Memory of this unit's own outside the segments (grown pool chunks):
  * its registration and packed key. A key of global unit's unpacked (the
  * endpoint made if need be) into the cache slot, unless another thread
@@ -185,6 +190,15 @@ static inline dart_ret_t dart__ucx__seg_register(const char *func,
 static inline void dart__ucx__seg_deregister(dart__segment_t *seg)
 {
   (void)seg;
+}
+static inline dart_ret_t dart__ucx__mem_alloc(const char *func, size_t len,
+                                              void **memh, char **base)
+{
+  (void)func;
+  (void)len;
+  (void)memh;
+  (void)base;
+  return DART_ERR_OTHER;
 }
 static inline dart_ret_t dart__ucx__mem_register(const char *func,
                                                  void *base, size_t len,

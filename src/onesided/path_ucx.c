@@ -42,6 +42,7 @@ static struct {
   atomic_bool dirty;      /* operations started since the last flush */
   atomic_ulong outstanding;        /* started, not yet complete */
   _Atomic ucs_status_t failure;    /* of one of those, for the flush */
+  atomic_uint since_served;        /* see serve_others */
 } ucx;
 
 static dart_ret_t ucx_error(const char *func, const char *what,
@@ -68,9 +69,18 @@ static dart_ret_t wait_request(const char *func, const char *what,
   return DART_OK;
 }
 
-/* A unit that polls its own memory through DART (operations that complete
- * in place) must still serve the operations its peers aim at it. */
-static inline void serve_others(void) { ucp_worker_progress(ucx.worker); }
+/* A unit that polls through DART with operations that complete in place
+ * must still serve the operations its peers aim at it: every SERVE_EVERY-th
+ * such operation drives the worker (a progress call in each would cost as
+ * much as a put to shared memory; lost counts between threads only delay
+ * the next one). */
+#define SERVE_EVERY 32
+static inline void serve_others(void)
+{
+  unsigned n = atomic_load_explicit(&ucx.since_served, memory_order_relaxed);
+  atomic_store_explicit(&ucx.since_served, n + 1, memory_order_relaxed);
+  if (__builtin_expect(n % SERVE_EVERY == 0, 0)) ucp_worker_progress(ucx.worker);
+}
 
 /* A started operation completes on its own: op_done counts it off. A
  * flush waits for every counted operation first (a large put over UCX's
@@ -105,6 +115,11 @@ static dart_ret_t wait_counted(const char *func)
   unsigned spins = 0;
   while (atomic_load_explicit(&ucx.outstanding, memory_order_acquire) != 0)
     dart__onesided__wait_turn(&spins);
+  /* read first: an exchange is a locked instruction, a load is not */
+  if (__builtin_expect(atomic_load_explicit(&ucx.failure,
+                                            memory_order_relaxed) == UCS_OK,
+                       1))
+    return DART_OK;
   ucs_status_t failure =
       atomic_exchange_explicit(&ucx.failure, UCS_OK, memory_order_relaxed);
   if (failure != UCS_OK) {
@@ -481,6 +496,17 @@ fail:
   return ret;
 }
 
+/* Packs the key of memh (logged on failure). */
+static ucs_status_t pack_key(const char *func, ucp_mem_h memh, void **packed,
+                             size_t *packed_len)
+{
+  ucs_status_t status = ucp_rkey_pack(ucx.context, memh, packed, packed_len);
+  if (status != UCS_OK)
+    DART_LOG_ERROR_IN(func, "packing a UCX key failed: %s",
+                      ucs_status_string(status));
+  return status;
+}
+
 /* Registers [start, start + len) and packs its key (logged on failure). */
 static ucs_status_t mem_register(const char *func, uintptr_t start,
                                  size_t len, ucp_mem_h *memh, void **packed,
@@ -492,26 +518,55 @@ static ucs_status_t mem_register(const char *func, uintptr_t start,
       .address = (void *)start,
       .length = len};
   ucs_status_t status = ucp_mem_map(ucx.context, &params, memh);
-  if (status == UCS_OK &&
-      (status = ucp_rkey_pack(ucx.context, *memh, packed, packed_len)) !=
-          UCS_OK) {
+  if (status != UCS_OK) {
+    DART_LOG_ERROR_IN(func, "registering %zu bytes with UCX failed: %s", len,
+                      ucs_status_string(status));
+    return status;
+  }
+  if ((status = pack_key(func, *memh, packed, packed_len)) != UCS_OK) {
     ucp_mem_unmap(ucx.context, *memh);
     *memh = NULL;
   }
-  if (status != UCS_OK)
-    DART_LOG_ERROR_IN(func, "registering %zu bytes with UCX failed: %s", len,
-                      ucs_status_string(status));
   return status;
+}
+
+dart_ret_t dart__ucx__mem_alloc(const char *func, size_t len, void **memh,
+                                char **base)
+{
+  ucp_mem_map_params_t params = {
+      .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                    UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+      .address = NULL,
+      .length = len,
+      .flags = UCP_MEM_MAP_ALLOCATE};
+  ucp_mem_h h;
+  ucs_status_t status = ucp_mem_map(ucx.context, &params, &h);
+  if (status == UCS_OK) {
+    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+    if ((status = ucp_mem_query(h, &attr)) == UCS_OK) {
+      *memh = h;
+      *base = attr.address;
+      return DART_OK;
+    }
+    ucp_mem_unmap(ucx.context, h);
+  }
+  DART_LOG_ERROR_IN(func, "UCX could not allocate %zu bytes: %s", len,
+                    ucs_status_string(status));
+  return DART_ERR_NOMEM;
 }
 
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
 {
   dart__team_t *team = seg->team;
-  ucp_mem_h memh = NULL;
+  ucp_mem_h memh = seg->ucx.memh; /* UCX allocated the part, or NULL */
+  const bool allocated = memh != NULL;
   void *packed = NULL;
   size_t packed_len = 0;
   ucs_status_t status = UCS_OK;
-  if (seg->mysize > 0) {
+  if (allocated) {
+    status = pack_key(func, memh, &packed, &packed_len);
+  } else if (seg->mysize > 0) {
     /* host memory: whole pages, so that the 4-byte words of 1- and 2-byte
      * atomics stay inside; device memory: no more than the part (its
      * allocation ends there), reached where the backend says */
@@ -548,7 +603,7 @@ fail_keys:
   seg->ucx.packed = NULL;
   seg->ucx.packed_off = NULL;
 fail:
-  dart__ucx__mem_deregister(memh, packed);
+  dart__ucx__mem_deregister(allocated ? NULL : memh, packed);
   return ret;
 }
 
