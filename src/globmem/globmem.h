@@ -83,26 +83,28 @@ dart__globmem__resolve(const char *func, dart_gptr_t gptr, size_t span,
 }
 
 /*
- * The load/store address of span bytes at gptr when they lie in memory this
- * process reaches directly (the SELF and SHM routes) of a live allocation,
- * with the route's path in *path; NULL for anything else, bad input
- * included, which dart__globmem__resolve then diagnoses.
+ * The target of span bytes at gptr inside a live allocation's part (its
+ * first chunk for the local pool), without a log line: the fast paths' half
+ * of dart__globmem__resolve. False for anything else, bad input included,
+ * which dart__globmem__resolve then diagnoses.
  */
-static inline __attribute__((always_inline)) char *
-dart__globmem__node_addr(dart_gptr_t gptr, size_t span, int *path)
+static inline __attribute__((always_inline)) bool
+dart__globmem__route_at(dart_gptr_t gptr, size_t span, dart__target_t *target)
 {
   dart__team_t *team = dart__team__get(gptr.teamid);
-  if (team == NULL) return NULL;
+  if (team == NULL) return false;
   dart__segment_t *seg = dart__globmem__segtab_get(&team->segs, gptr.segid);
   if (seg == NULL || gptr.unitid < 0 || gptr.unitid >= team->size)
-    return NULL;
+    return false;
   const dart__route_t *route = &seg->routes[gptr.unitid];
   uint64_t offset = gptr.addr_or_offs.offset;
-  if (route->path > DART__PATH_SHM || offset > route->size ||
-      span > route->size - offset)
-    return NULL;
-  *path = route->path;
-  return route->base + offset;
+  if (offset > route->size || span > route->size - offset) return false;
+  target->team = team;
+  target->seg = seg;
+  target->route = route;
+  target->offset = offset;
+  target->unit = gptr.unitid;
+  return true;
 }
 
 /* Collective: a segment on team of bytes per unit in memory of memkind

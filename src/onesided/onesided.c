@@ -67,15 +67,18 @@ dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
 }
 
 /*
- * Memory this process loads and stores, one basic type on both sides: the
- * copy right here. Building the transfer and calling through the path table
- * cost more than an 8-byte copy, and a blocking put's fence waits for every
- * store before it. False, with nothing done, for anything else.
+ * One basic type on both sides, host memory locally: memory this process
+ * loads and stores is copied right here, and the UCX path is called
+ * directly (its result in *ret). Building the transfer and calling through
+ * the path table cost more than an 8-byte copy or a put to UCX's shared
+ * memory, and a blocking put's fence waits for every store before it.
+ * False, with nothing done, for anything else.
  */
 static inline __attribute__((always_inline)) bool
-node_copy(dart_gptr_t gptr, void *local, size_t nelem,
-          dart_datatype_t local_type, dart_datatype_t remote_type,
-          bool is_put, dart__mode_t mode, dart_handle_t *handle)
+fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
+              dart_datatype_t local_type, dart_datatype_t remote_type,
+              bool is_put, dart__mode_t mode, dart_handle_t *handle,
+              dart_ret_t *ret)
 {
   if (local_type != remote_type || local_type <= DART_TYPE_UNDEFINED ||
       local_type >= DART_TYPE_LAST || local == NULL || nelem == 0 ||
@@ -84,10 +87,20 @@ node_copy(dart_gptr_t gptr, void *local, size_t nelem,
   const dart__dtype_t *t = &dart__globmem__basic_types[local_type];
   if (nelem > t->max_nelem) return false;
   size_t bytes = nelem * t->elem_size;
-  int path;
-  char *remote = dart__globmem__node_addr(gptr, bytes, &path);
-  if (remote == NULL || dart__gpu__is_device(local)) return false;
+  dart__target_t target;
+  if (!dart__globmem__route_at(gptr, bytes, &target) ||
+      dart__gpu__is_device(local))
+    return false;
+  const int path = target.route->path;
+  if (path == DART__PATH_UCX) {
+    dart__onesided__count_op(path);
+    *ret = dart__ucx__contig(func, &target, local, bytes, is_put, mode,
+                             handle);
+    return true;
+  }
+  if (path > DART__PATH_SHM) return false;
   dart__onesided__count_op(path);
+  char *remote = target.route->base + target.offset;
   if (is_put) {
     memcpy(remote, local, bytes);
     dart__onesided__stores_done(mode, handle);
@@ -96,11 +109,12 @@ node_copy(dart_gptr_t gptr, void *local, size_t nelem,
     memcpy(local, remote, bytes);
     if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   }
+  *ret = DART_OK;
   return true;
 }
 
 /* Any transfer: validated, resolved and sent along its route's path. Out
- * of line, so that the public functions around node_copy stay small. */
+ * of line, so that the public functions around fast_transfer stay small. */
 static __attribute__((noinline)) dart_ret_t
 routed_transfer(const char *func, dart_gptr_t gptr, void *local,
                 size_t nelem, dart_datatype_t local_type,
@@ -138,9 +152,10 @@ transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
          dart_datatype_t local_type, dart_datatype_t remote_type, bool is_put,
          dart__mode_t mode, dart_handle_t *handle)
 {
-  if (node_copy(gptr, local, nelem, local_type, remote_type, is_put, mode,
-                handle))
-    return DART_OK;
+  dart_ret_t ret;
+  if (fast_transfer(func, gptr, local, nelem, local_type, remote_type, is_put,
+                    mode, handle, &ret))
+    return ret;
   return routed_transfer(func, gptr, local, nelem, local_type, remote_type,
                          is_put, mode, handle);
 }
@@ -212,13 +227,14 @@ routed_flush(const char *func, dart_gptr_t gptr, bool all, bool local)
 }
 
 /* Memory this process loads and stores is flushed right here, as the
- * transfers to it were done there (node_copy). */
+ * transfers to it were done there (fast_transfer). */
 static inline __attribute__((always_inline)) dart_ret_t
 flush(const char *func, dart_gptr_t gptr, bool all, bool local)
 {
-  int path;
+  dart__target_t target;
   if (!all && dart__rt.initialized &&
-      dart__globmem__node_addr(gptr, 0, &path) != NULL) {
+      dart__globmem__route_at(gptr, 0, &target) &&
+      target.route->path <= DART__PATH_SHM) {
     dart__onesided__acc_complete();
     dart__onesided__stores_fence();
     return DART_OK;

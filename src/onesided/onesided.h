@@ -150,6 +150,12 @@ void dart__ucx__fini(void);
 unsigned dart__ucx__progress(void);
 /* Completes every UCX operation this unit started. */
 dart_ret_t dart__ucx__flush_all(void);
+/* A contiguous transfer of bytes between local (host memory) and t:
+ * the UCX path without the path table (the public functions' fast
+ * path; ucx_xfer's contiguous case). Failures are logged as func. */
+dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
+                            void *local, size_t bytes, bool is_put,
+                            dart__mode_t mode, dart_handle_t *handle);
 /* Collective over seg's team: registers this unit's part and exchanges
  * the packed rkeys; and the reverse, once nobody accesses the segment. */
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
@@ -180,6 +186,21 @@ static inline dart_ret_t dart__ucx__init(void) { return DART_OK; }
 static inline void dart__ucx__fini(void) {}
 static inline unsigned dart__ucx__progress(void) { return 0; }
 static inline dart_ret_t dart__ucx__flush_all(void) { return DART_OK; }
+static inline dart_ret_t dart__ucx__contig(const char *func,
+                                           const dart__target_t *t,
+                                           void *local, size_t bytes,
+                                           bool is_put, dart__mode_t mode,
+                                           dart_handle_t *handle)
+{
+  (void)func;
+  (void)t;
+  (void)local;
+  (void)bytes;
+  (void)is_put;
+  (void)mode;
+  (void)handle;
+  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
+}
 static inline dart_ret_t dart__ucx__seg_register(const char *func,
                                                  dart__segment_t *seg)
 {

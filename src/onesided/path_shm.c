@@ -4,7 +4,7 @@
  * once (DART_HANDLE_NULL); the fences order the copies with what the
  * caller does next: at once for blocking and handle puts, at the next
  * flush for non-blocking ones. Transfers of one basic type on both sides
- * are copied in onesided.c (node_copy) without coming here.
+ * are copied in onesided.c (fast_transfer) without coming here.
  */
 #include <stdatomic.h>
 #include <stdint.h>

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "base/fence.h"
 #include "gpu/gpu.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
@@ -214,13 +215,66 @@ static int start_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
                        c->r->unit) != DART_OK;
 }
 
+/* Completes what went to ep. UCX's shared-memory transports put with the
+ * origin's own stores, which its flush does not order before our later
+ * loads: the fence does, as a put to a node peer's memory does (a unit
+ * that puts to another and then reads what that one put must not find
+ * the old value when the other does too). */
 static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
 {
   ucp_request_param_t param = {.op_attr_mask = 0};
   dart_ret_t ret = wait_counted(func);
   if (ret != DART_OK) return ret;
-  return wait_request(func, "ucp_ep_flush_nbx", ucp_ep_flush_nbx(ep, &param),
-                      unit);
+  ret = wait_request(func, "ucp_ep_flush_nbx", ucp_ep_flush_nbx(ep, &param),
+                     unit);
+  dart__base__fence();
+  return ret;
+}
+
+static inline dart_handle_t handle_new(const dart__target_t *t, bool is_put)
+{
+  return dart__onesided__handle_new(t->team, t->unit, DART__PATH_UCX, is_put);
+}
+
+/* The end of a transfer: blocking ones serve peers now and then; the
+ * handle goes out only when the transfer started. */
+static inline dart_ret_t finish(dart_ret_t ret, dart__mode_t mode,
+                                dart_handle_t h, dart_handle_t *handle)
+{
+  if (mode == DART__MODE_BLOCKING) serve_others();
+  if (h != NULL) {
+    if (ret == DART_OK) *handle = h;
+    else dart__onesided__handle_release(h);
+  }
+  return ret;
+}
+
+dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
+                            void *local, size_t bytes, bool is_put,
+                            dart__mode_t mode, dart_handle_t *handle)
+{
+  remote_t r;
+  dart_ret_t ret = remote_of(func, t, &r);
+  if (ret != DART_OK) return ret;
+  dart_handle_t h = NULL;
+  if (mode == DART__MODE_HANDLE && (h = handle_new(t, is_put)) == NULL)
+    return DART_ERR_NOMEM;
+  /* a blocking get is complete with its request; a put needs a flush */
+  const bool own = mode == DART__MODE_BLOCKING && !is_put;
+  const ucp_request_param_t plain = {.op_attr_mask = 0};
+  const ucp_request_param_t *param = own ? &plain : &counted;
+  ucs_status_ptr_t req =
+      is_put ? ucp_put_nbx(r.ep, local, bytes, r.addr, r.rkey, param)
+             : ucp_get_nbx(r.ep, local, bytes, r.addr, r.rkey, param);
+  if (own) {
+    ret = wait_request(func, "ucp_get_nbx", req, r.unit);
+  } else {
+    ret = count_request(func, is_put ? "ucp_put_nbx" : "ucp_get_nbx", req,
+                        r.unit);
+    if (ret == DART_OK && mode == DART__MODE_BLOCKING)
+      ret = flush_ep(func, r.ep, r.unit);
+  }
+  return finish(ret, mode, h, handle);
 }
 
 static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
@@ -228,48 +282,26 @@ static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
 {
   const char *func = is_put ? "dart_put" : "dart_get";
   const dart__target_t *t = x->target;
+  const size_t es = x->local_t->elem_size;
+  if (x->local_t->contiguous && x->remote_t->contiguous)
+    return dart__ucx__contig(func, t, x->local, x->nelem * es, is_put, mode,
+                             handle);
   remote_t r;
   dart_ret_t ret = remote_of(func, t, &r);
   if (ret != DART_OK) return ret;
   dart_handle_t h = NULL;
-  if (mode == DART__MODE_HANDLE) {
-    h = dart__onesided__handle_new(t->team, t->unit, DART__PATH_UCX, is_put);
-    if (h == NULL) return DART_ERR_NOMEM;
-  }
-  const size_t es = x->local_t->elem_size;
-  if (x->local_t->contiguous && x->remote_t->contiguous) {
-    /* a blocking get is complete with its request; a put needs a flush */
-    const bool own = mode == DART__MODE_BLOCKING && !is_put;
-    const ucp_request_param_t plain = {.op_attr_mask = 0};
-    const ucp_request_param_t *param = own ? &plain : &counted;
-    size_t bytes = x->nelem * es;
-    ucs_status_ptr_t req =
-        is_put ? ucp_put_nbx(r.ep, x->local, bytes, r.addr, r.rkey, param)
-               : ucp_get_nbx(r.ep, x->local, bytes, r.addr, r.rkey, param);
-    if (own) {
-      ret = wait_request(func, "ucp_get_nbx", req, r.unit);
-      goto out;
-    }
-    ret = count_request(func, is_put ? "ucp_put_nbx" : "ucp_get_nbx", req,
-                        r.unit);
-  } else {
-    runs_t c = {&r, x->local, es, is_put};
-    ret = is_put ? (dart__globmem__dtype_runs(x->remote_t, x->local_t,
-                                              x->nelem, start_run, &c)
-                        ? DART_ERR_OTHER : DART_OK)
-                 : (dart__globmem__dtype_runs(x->local_t, x->remote_t,
-                                              x->nelem, start_run, &c)
-                        ? DART_ERR_OTHER : DART_OK);
-  }
+  if (mode == DART__MODE_HANDLE && (h = handle_new(t, is_put)) == NULL)
+    return DART_ERR_NOMEM;
+  runs_t c = {&r, x->local, es, is_put};
+  ret = is_put ? (dart__globmem__dtype_runs(x->remote_t, x->local_t,
+                                            x->nelem, start_run, &c)
+                      ? DART_ERR_OTHER : DART_OK)
+               : (dart__globmem__dtype_runs(x->local_t, x->remote_t,
+                                            x->nelem, start_run, &c)
+                      ? DART_ERR_OTHER : DART_OK);
   if (ret == DART_OK && mode == DART__MODE_BLOCKING)
     ret = flush_ep(func, r.ep, r.unit);
-out:
-  if (mode == DART__MODE_BLOCKING) serve_others();
-  if (h != NULL) {
-    if (ret == DART_OK) *handle = h;
-    else dart__onesided__handle_release(h);
-  }
-  return ret;
+  return finish(ret, mode, h, handle);
 }
 
 static dart_ret_t ucx_put(const dart__xfer_t *x, dart__mode_t mode,
@@ -300,8 +332,10 @@ dart_ret_t dart__ucx__flush_all(void)
   ucp_request_param_t param = {.op_attr_mask = 0};
   dart_ret_t ret = wait_counted("dart_flush_all");
   if (ret != DART_OK) return ret;
-  return wait_request("dart_flush_all", "ucp_worker_flush_nbx",
-                      ucp_worker_flush_nbx(ucx.worker, &param), dart__rt.myid);
+  ret = wait_request("dart_flush_all", "ucp_worker_flush_nbx",
+                     ucp_worker_flush_nbx(ucx.worker, &param), dart__rt.myid);
+  dart__base__fence(); /* see flush_ep */
+  return ret;
 }
 
 /* ---- atomics ---- */
