@@ -231,9 +231,20 @@ static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
   return ret;
 }
 
-static inline dart_handle_t handle_new(const dart__target_t *t, bool is_put)
+/* The start of a transfer to t: where it goes and, with a handle, the
+ * handle. */
+static inline dart_ret_t begin(const char *func, const dart__target_t *t,
+                               bool is_put, dart__mode_t mode, remote_t *r,
+                               dart_handle_t *h)
 {
-  return dart__onesided__handle_new(t->team, t->unit, DART__PATH_UCX, is_put);
+  dart_ret_t ret = remote_of(func, t, r);
+  if (ret != DART_OK) return ret;
+  *h = NULL;
+  if (mode == DART__MODE_HANDLE &&
+      (*h = dart__onesided__handle_new(t->team, t->unit, DART__PATH_UCX,
+                                       is_put)) == NULL)
+    return DART_ERR_NOMEM;
+  return DART_OK;
 }
 
 /* The end of a transfer: blocking ones serve peers now and then; the
@@ -254,11 +265,9 @@ dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
                             dart__mode_t mode, dart_handle_t *handle)
 {
   remote_t r;
-  dart_ret_t ret = remote_of(func, t, &r);
+  dart_handle_t h;
+  dart_ret_t ret = begin(func, t, is_put, mode, &r, &h);
   if (ret != DART_OK) return ret;
-  dart_handle_t h = NULL;
-  if (mode == DART__MODE_HANDLE && (h = handle_new(t, is_put)) == NULL)
-    return DART_ERR_NOMEM;
   /* a blocking get is complete with its request; a put needs a flush */
   const bool own = mode == DART__MODE_BLOCKING && !is_put;
   const ucp_request_param_t plain = {.op_attr_mask = 0};
@@ -287,11 +296,9 @@ static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
     return dart__ucx__contig(func, t, x->local, x->nelem * es, is_put, mode,
                              handle);
   remote_t r;
-  dart_ret_t ret = remote_of(func, t, &r);
+  dart_handle_t h;
+  dart_ret_t ret = begin(func, t, is_put, mode, &r, &h);
   if (ret != DART_OK) return ret;
-  dart_handle_t h = NULL;
-  if (mode == DART__MODE_HANDLE && (h = handle_new(t, is_put)) == NULL)
-    return DART_ERR_NOMEM;
   runs_t c = {&r, x->local, es, is_put};
   ret = is_put ? (dart__globmem__dtype_runs(x->remote_t, x->local_t,
                                             x->nelem, start_run, &c)
