@@ -36,57 +36,10 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
 bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size);
 
 /*
- * Validates gptr for an access of span bytes and finds its route: O(1), no
- * allocation. Logs as func and returns DART_ERR_INVAL for a gptr that does
- * not address span bytes inside a live allocation's part.
- */
-static inline __attribute__((always_inline)) dart_ret_t
-dart__globmem__resolve(const char *func, dart_gptr_t gptr, size_t span,
-                       dart__target_t *target)
-{
-  dart__team_t *team = dart__team__get(gptr.teamid);
-  if (__builtin_expect(team == NULL, 0)) {
-    DART_LOG_ERROR_IN(func, "team %d of the gptr does not exist", gptr.teamid);
-    return DART_ERR_INVAL;
-  }
-  dart__segment_t *seg = dart__globmem__segtab_get(&team->segs, gptr.segid);
-  if (__builtin_expect(seg == NULL, 0)) {
-    DART_LOG_ERROR_IN(func, "segment %d of team %d does not exist (freed?)",
-                      gptr.segid, gptr.teamid);
-    return DART_ERR_INVAL;
-  }
-  int unit = gptr.unitid;
-  if (__builtin_expect(unit < 0 || unit >= team->size, 0)) {
-    DART_LOG_ERROR_IN(func, "unit %d is not in team %d of %d units", unit,
-                      gptr.teamid, team->size);
-    return DART_ERR_INVAL;
-  }
-  const dart__route_t *route = &seg->routes[unit];
-  uint64_t offset = gptr.addr_or_offs.offset;
-  target->team = team;
-  target->seg = seg;
-  target->unit = unit;
-  if (__builtin_expect(offset > route->size || span > route->size - offset,
-                       0)) {
-    if (seg->kind == DART__SEG_POOL)
-      return dart__globmem__pool_resolve(func, gptr, span, target);
-    DART_LOG_ERROR_IN(func,
-                      "offset %llu + %zu bytes is beyond the %zu bytes of "
-                      "unit %d in segment %d",
-                      (unsigned long long)offset, span, route->size, unit,
-                      gptr.segid);
-    return DART_ERR_INVAL;
-  }
-  target->route = route;
-  target->offset = offset;
-  return DART_OK;
-}
-
-/*
  * The target of span bytes at gptr inside a live allocation's part (its
- * first chunk for the local pool), without a log line: the fast paths' half
- * of dart__globmem__resolve. False for anything else, bad input included,
- * which dart__globmem__resolve then diagnoses.
+ * first chunk for the local pool), without a log line: the inline half of
+ * dart__globmem__resolve, and the fast paths' lookup. False for anything
+ * else, bad input included, which dart__globmem__resolve then diagnoses.
  */
 static inline __attribute__((always_inline)) bool
 dart__globmem__route_at(dart_gptr_t gptr, size_t span, dart__target_t *target)
@@ -105,6 +58,25 @@ dart__globmem__route_at(dart_gptr_t gptr, size_t span, dart__target_t *target)
   target->offset = offset;
   target->unit = gptr.unitid;
   return true;
+}
+
+/* The out-of-line half of dart__globmem__resolve: the local pool's grown
+ * chunks, and the log line of a bad gptr. */
+dart_ret_t dart__globmem__resolve_miss(const char *func, dart_gptr_t gptr,
+                                       size_t span, dart__target_t *target);
+
+/*
+ * Validates gptr for an access of span bytes and finds its route: O(1), no
+ * allocation. Logs as func and returns DART_ERR_INVAL for a gptr that does
+ * not address span bytes inside a live allocation's part.
+ */
+static inline __attribute__((always_inline)) dart_ret_t
+dart__globmem__resolve(const char *func, dart_gptr_t gptr, size_t span,
+                       dart__target_t *target)
+{
+  if (__builtin_expect(dart__globmem__route_at(gptr, span, target), 1))
+    return DART_OK;
+  return dart__globmem__resolve_miss(func, gptr, span, target);
 }
 
 /* Collective: a segment on team of bytes per unit in memory of memkind

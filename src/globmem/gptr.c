@@ -5,6 +5,40 @@
 #include "gpu/gpu.h"
 #include "team/runtime.h"
 
+dart_ret_t dart__globmem__resolve_miss(const char *func, dart_gptr_t gptr,
+                                       size_t span, dart__target_t *target)
+{
+  dart__team_t *team = dart__team__get(gptr.teamid);
+  if (team == NULL) {
+    DART_LOG_ERROR_IN(func, "team %d of the gptr does not exist", gptr.teamid);
+    return DART_ERR_INVAL;
+  }
+  dart__segment_t *seg = dart__globmem__segtab_get(&team->segs, gptr.segid);
+  if (seg == NULL) {
+    DART_LOG_ERROR_IN(func, "segment %d of team %d does not exist (freed?)",
+                      gptr.segid, gptr.teamid);
+    return DART_ERR_INVAL;
+  }
+  int unit = gptr.unitid;
+  if (unit < 0 || unit >= team->size) {
+    DART_LOG_ERROR_IN(func, "unit %d is not in team %d of %d units", unit,
+                      gptr.teamid, team->size);
+    return DART_ERR_INVAL;
+  }
+  if (seg->kind == DART__SEG_POOL) {
+    target->team = team;
+    target->seg = seg;
+    target->unit = unit;
+    return dart__globmem__pool_resolve(func, gptr, span, target);
+  }
+  DART_LOG_ERROR_IN(func,
+                    "offset %llu + %zu bytes is beyond the %zu bytes of unit "
+                    "%d in segment %d",
+                    (unsigned long long)gptr.addr_or_offs.offset, span,
+                    seg->routes[unit].size, unit, gptr.segid);
+  return DART_ERR_INVAL;
+}
+
 dart_ret_t dart_gptr_getaddr(const dart_gptr_t gptr, void **addr)
 {
   DART__CHECK_INIT();

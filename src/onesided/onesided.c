@@ -92,14 +92,13 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
       dart__gpu__is_device(local))
     return false;
   const int path = target.route->path;
+  if (path > DART__PATH_SHM && path != DART__PATH_UCX) return false;
+  dart__onesided__count_op(path);
   if (path == DART__PATH_UCX) {
-    dart__onesided__count_op(path);
     *ret = dart__ucx__contig(func, &target, local, bytes, is_put, mode,
                              handle);
     return true;
   }
-  if (path > DART__PATH_SHM) return false;
-  dart__onesided__count_op(path);
   char *remote = target.route->base + target.offset;
   if (is_put) {
     memcpy(remote, local, bytes);

@@ -548,22 +548,34 @@ static ucs_status_t pack_key(const char *func, ucp_mem_h memh, void **packed,
   return status;
 }
 
+/* Maps len bytes at address with UCX (flags: UCP_MEM_MAP_ALLOCATE to have
+ * UCX allocate them; logged on failure). */
+static ucs_status_t mem_map(const char *func, void *address, size_t len,
+                            unsigned flags, ucp_mem_h *memh)
+{
+  ucp_mem_map_params_t params = {
+      .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                    UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+      .address = address,
+      .length = len,
+      .flags = flags};
+  ucs_status_t status = ucp_mem_map(ucx.context, &params, memh);
+  if (status != UCS_OK)
+    DART_LOG_ERROR_IN(func, "%s %zu bytes with UCX failed: %s",
+                      flags & UCP_MEM_MAP_ALLOCATE ? "allocating"
+                                                   : "registering",
+                      len, ucs_status_string(status));
+  return status;
+}
+
 /* Registers [start, start + len) and packs its key (logged on failure). */
 static ucs_status_t mem_register(const char *func, uintptr_t start,
                                  size_t len, ucp_mem_h *memh, void **packed,
                                  size_t *packed_len)
 {
-  ucp_mem_map_params_t params = {
-      .field_mask =
-          UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-      .address = (void *)start,
-      .length = len};
-  ucs_status_t status = ucp_mem_map(ucx.context, &params, memh);
-  if (status != UCS_OK) {
-    DART_LOG_ERROR_IN(func, "registering %zu bytes with UCX failed: %s", len,
-                      ucs_status_string(status));
-    return status;
-  }
+  ucs_status_t status = mem_map(func, (void *)start, len, 0, memh);
+  if (status != UCS_OK) return status;
   if ((status = pack_key(func, *memh, packed, packed_len)) != UCS_OK) {
     ucp_mem_unmap(ucx.context, *memh);
     *memh = NULL;
@@ -574,27 +586,20 @@ static ucs_status_t mem_register(const char *func, uintptr_t start,
 dart_ret_t dart__ucx__mem_alloc(const char *func, size_t len, void **memh,
                                 char **base)
 {
-  ucp_mem_map_params_t params = {
-      .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                    UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                    UCP_MEM_MAP_PARAM_FIELD_FLAGS,
-      .address = NULL,
-      .length = len,
-      .flags = UCP_MEM_MAP_ALLOCATE};
   ucp_mem_h h;
-  ucs_status_t status = ucp_mem_map(ucx.context, &params, &h);
-  if (status == UCS_OK) {
-    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
-    if ((status = ucp_mem_query(h, &attr)) == UCS_OK) {
-      *memh = h;
-      *base = attr.address;
-      return DART_OK;
-    }
+  if (mem_map(func, NULL, len, UCP_MEM_MAP_ALLOCATE, &h) != UCS_OK)
+    return DART_ERR_NOMEM;
+  ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+  ucs_status_t status = ucp_mem_query(h, &attr);
+  if (status != UCS_OK) {
+    DART_LOG_ERROR_IN(func, "ucp_mem_query failed: %s",
+                      ucs_status_string(status));
     ucp_mem_unmap(ucx.context, h);
+    return DART_ERR_NOMEM;
   }
-  DART_LOG_ERROR_IN(func, "UCX could not allocate %zu bytes: %s", len,
-                    ucs_status_string(status));
-  return DART_ERR_NOMEM;
+  *memh = h;
+  *base = attr.address;
+  return DART_OK;
 }
 
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
