@@ -53,6 +53,16 @@ static void seg_release(dart__segment_t *seg)
   free(seg);
 }
 
+/* Bytes of free physical memory. UCX fills a shared-memory file page by
+ * page for what it allocates: asked for more than is free, it takes the
+ * node's memory until the kernel kills processes, where an MPI window of
+ * that size fails. */
+static size_t free_memory(void)
+{
+  long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
+}
+
 dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
                                      dart__seg_kind_t kind, int memkind,
                                      size_t bytes, void *addr,
@@ -103,7 +113,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     mine_ret = dart__gpu.ops->alloc(part, &seg->gpu.alloc); /* logged */
     seg->mybase = seg->gpu.alloc;
   } else if (ucx && seg->remote && dart__base__config.ucx_alloc &&
-             (team->node_size == 1 || !shm)) {
+             (team->node_size == 1 || !shm) && part < free_memory()) {
     /* no unit loads or stores the part: memory UCX allocates, which its
      * shared-memory transports reach directly; on memory they did not
      * allocate they emulate RMA with messages the owner must serve
