@@ -3,6 +3,7 @@
 #define DART__BASE__FENCE_H_
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 /*
  * Orders every earlier load and store of this thread before every later
@@ -19,6 +20,22 @@ static inline __attribute__((always_inline)) void dart__base__fence(void)
   __asm__ __volatile__("lock; addl $0,-4(%%rsp)" ::: "memory", "cc");
 #else
   atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+/*
+ * Stores the aligned word v at p, then fences as dart__base__fence. On
+ * x86-64 one exchange does both: it is locked, so it is the fence, and
+ * saves the separate store the locked add would wait for.
+ */
+static inline __attribute__((always_inline)) void
+dart__base__store_fence(uint64_t *p, uint64_t v)
+{
+#if defined(__x86_64__)
+  __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+  dart__base__fence();
 #endif
 }
 

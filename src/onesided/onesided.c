@@ -66,13 +66,27 @@ dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
                  target, x);
 }
 
+/* A copy whose word sizes are single moves, not a call into the C
+ * library's size dispatch. */
+static inline __attribute__((always_inline)) void
+copy(void *dst, const void *src, size_t bytes)
+{
+  switch (bytes) {
+  case 8: memcpy(dst, src, 8); break;
+  case 4: memcpy(dst, src, 4); break;
+  case 2: memcpy(dst, src, 2); break;
+  case 1: memcpy(dst, src, 1); break;
+  default: memcpy(dst, src, bytes);
+  }
+}
+
 /*
- * One basic type on both sides, host memory locally: memory this process
+ * One basic type on both sides and no device backend: memory this process
  * loads and stores is copied right here, and the UCX path is called
  * directly (its result in *ret). Building the transfer and calling through
  * the path table cost more than an 8-byte copy or a put to UCX's shared
- * memory, and a blocking put's fence waits for every store before it.
- * False, with nothing done, for anything else.
+ * memory, and a blocking put's fence waits for every store before it, the
+ * spilled registers too. False, with nothing done, for anything else.
  */
 static inline __attribute__((always_inline)) bool
 fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
@@ -85,27 +99,34 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
       (mode == DART__MODE_HANDLE && handle == NULL) || !dart__rt.initialized)
     return false;
   const dart__dtype_t *t = &dart__globmem__basic_types[local_type];
-  if (nelem > t->max_nelem) return false;
+  /* with a device backend, routed_transfer tells device from host memory
+   * (a call here would keep every argument alive across it) */
+  if (nelem > t->max_nelem || dart__gpu.ops != NULL) return false;
   size_t bytes = nelem * t->elem_size;
   dart__target_t target;
-  if (!dart__globmem__route_at(gptr, bytes, &target) ||
-      dart__gpu__is_device(local))
-    return false;
+  if (!dart__globmem__route_at(gptr, bytes, &target)) return false;
   const int path = target.route->path;
   if (path > DART__PATH_SHM && path != DART__PATH_UCX) return false;
   dart__onesided__count_op(path);
   if (path == DART__PATH_UCX) {
-    *ret = dart__ucx__contig(func, &target, local, bytes, is_put, mode,
-                             handle);
+    /* a copy: target itself stays in registers on the node path */
+    const dart__target_t at = target;
+    *ret = dart__ucx__contig(func, &at, local, bytes, is_put, mode, handle);
     return true;
   }
   char *remote = target.route->base + target.offset;
-  if (is_put) {
-    memcpy(remote, local, bytes);
+  if (is_put && mode != DART__MODE_NB && bytes == 8 &&
+      ((uintptr_t)remote & 7) == 0) {
+    uint64_t word;
+    memcpy(&word, local, 8);
+    dart__base__store_fence((uint64_t *)remote, word);
+    if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+  } else if (is_put) {
+    copy(remote, local, bytes);
     dart__onesided__stores_done(mode, handle);
   } else {
     atomic_thread_fence(memory_order_acquire);
-    memcpy(local, remote, bytes);
+    copy(local, remote, bytes);
     if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   }
   *ret = DART_OK;
