@@ -24,6 +24,7 @@ dart_ret_t dart__team__barrier_init(dart__team_t *team)
   b->cells = NULL;
   b->win = MPI_WIN_NULL;
   b->leaders = MPI_COMM_NULL;
+  b->ucx = NULL;
   b->passed = 0;
   if (!dart__base__config.shm) return DART_OK;
   /* the same on every unit: a team spans nodes on all its units or none */
@@ -79,8 +80,36 @@ fail_leaders:
   return DART_ERR_OTHER;
 }
 
+/* The units that meet through MPI, this one among them: the node
+ * leaders', or the whole team without node-shared cells; or none. */
+static MPI_Comm across_nodes(const dart__team_t *team)
+{
+  return dart__base__config.shm ? team->barrier.leaders : team->comm;
+}
+
+dart_ret_t dart__team__barrier_ucx_start(const char *func, dart__team_t *team)
+{
+  MPI_Comm comm = across_nodes(team);
+  if (comm == MPI_COMM_NULL) return DART_OK;
+  return dart__ucx__barrier_create(func, comm, &team->barrier.ucx);
+}
+
+void dart__team__barrier_ucx_stop(dart__team_t *team)
+{
+  dart__ucx__barrier_destroy(team->barrier.ucx);
+  team->barrier.ucx = NULL;
+}
+
+static dart_ret_t meet_across_nodes(const char *func, dart__team_t *team)
+{
+  if (team->barrier.ucx != NULL)
+    return dart__ucx__barrier(func, team->barrier.ucx);
+  return dart__onesided__progress_barrier(func, across_nodes(team));
+}
+
 void dart__team__barrier_fini(dart__team_t *team)
 {
+  dart__team__barrier_ucx_stop(team);
   dart__barrier_t *b = &team->barrier;
   if (b->win != MPI_WIN_NULL) MPI_Win_free(&b->win);
   if (b->leaders != MPI_COMM_NULL) MPI_Comm_free(&b->leaders);
@@ -90,8 +119,7 @@ void dart__team__barrier_fini(dart__team_t *team)
 dart_ret_t dart__team__barrier(const char *func, dart__team_t *team)
 {
   dart__barrier_t *b = &team->barrier;
-  if (!dart__base__config.shm)
-    return dart__onesided__progress_barrier(func, team->comm);
+  if (!dart__base__config.shm) return meet_across_nodes(func, team);
   struct dart__barrier_cells *cells = b->cells;
   const unsigned next = b->passed + 1;
   unsigned spins = 0;
@@ -113,8 +141,7 @@ dart_ret_t dart__team__barrier(const char *func, dart__team_t *team)
     /* nobody counts in again before the release below */
     atomic_store_explicit(&cells->arrived, 0, memory_order_relaxed);
   }
-  if (b->leaders != MPI_COMM_NULL)
-    ret = dart__onesided__progress_barrier(func, b->leaders);
+  if (b->leaders != MPI_COMM_NULL) ret = meet_across_nodes(func, team);
   /* released after a failure too: the node peers return it */
   if (cells != NULL) {
     atomic_store_explicit(&cells->status, ret, memory_order_relaxed);

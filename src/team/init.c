@@ -181,7 +181,10 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   dart__rt.transport = DART__TRANSPORT_MPI; /* until UCX starts */
   dart__rt.remote_path = DART__PATH_MPI;
   if ((ret = dart__ucx__init()) != DART_OK) goto fail_teams;
-  if ((ret = dart__cma__init()) != DART_OK) goto fail_ucx;
+  if ((ret = dart__team__barrier_ucx_start(
+           "dart_init", dart__team__get(DART_TEAM_ALL))) != DART_OK)
+    goto fail_ucx;
+  if ((ret = dart__cma__init()) != DART_OK) goto fail_barrier;
   if ((ret = dart__gpu__init()) != DART_OK) goto fail_cma_only;
   dart__rt.initialized = true;
   if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_cma;
@@ -196,6 +199,8 @@ fail_cma:
   dart__gpu__fini();
 fail_cma_only:
   dart__cma__fini();
+fail_barrier:
+  dart__team__barrier_ucx_stop(dart__team__get(DART_TEAM_ALL));
 fail_ucx:
   dart__ucx__fini();
 fail_teams:
