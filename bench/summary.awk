@@ -164,8 +164,9 @@ END {
   # device memory (bench_gpu; only where a CUDA device ran it)
   target("GPU, node, 4 MiB device-to-device put bandwidth vs cudaMemcpy D2D", val("gpu_bandwidth", "put_blocking", "dart_ipc", "node", 2, 4194304), val("gpu_bandwidth", "copy", "copy_d2d", "node", 2, 4194304), ">=", 0.8)
   target("GPU, 4 MiB put: times faster through IPC (node) than host staging (upn1)", val("gpu_latency", "put_blocking", "dart_ipc", "node", 2, 4194304), val("gpu_latency", "put_blocking", "dart_stage", "upn1", 2, 4194304), ">=", 1, 1)
-  for (li = 0; li < 2; li++) {
-    lay = li ? "upn1" : "node"
+  nlay = split("node upn1 upn1.ucx", stencil_layouts, " ")
+  for (li = 1; li <= nlay; li++) {
+    lay = stencil_layouts[li]
     nu = distinct(UNITS["stencil" SUBSEP lay], su)
     for (i = 1; i <= nu; i++) {
       nsz = distinct(SIZES["stencil" SUBSEP lay SUBSEP su[i]], ss)
@@ -217,8 +218,9 @@ END {
   by_units("GUP/s, UCX transport", "gups", "update", "upn1.ucx", 20, "dart|dart_fetch|mpi_alloc", 3, "GUP/s, higher is better")
   print ""
   print "### Stencil (time per iteration)"
-  for (li = 0; li < 2; li++) {
-    lay = li ? "upn1" : "node"
+  for (li = 1; li <= nlay; li++) {
+    lay = stencil_layouts[li]
+    if (UNITS["stencil" SUBSEP lay] == "") continue
     nsz = split("128 512 1024", st, " ")
     for (j = 1; j <= nsz; j++)
       by_units("Jacobi " st[j] "²", "stencil", "jacobi", lay, st[j], "dart|mpi_sendrecv|mpi_rma", 2, "µs")
