@@ -14,8 +14,8 @@
 
 #include <dart/dart_types.h>
 #include <stdbool.h>
-#include <string.h>
 
+#include "base/copy.h"
 #include "globmem/datatype.h"
 #include "team/runtime.h"
 
@@ -68,12 +68,7 @@ static inline void dart__onesided__acc_enqueue(void *addr, const void *operand,
   dart__queued_acc_t *q =
       &dart__onesided__acc_queue[dart__onesided__acc_queued];
   q->addr = addr;
-  switch (size) { /* constant sizes: no call to memcpy */
-  case 1: memcpy(q->operand, operand, 1); break;
-  case 2: memcpy(q->operand, operand, 2); break;
-  case 4: memcpy(q->operand, operand, 4); break;
-  default: memcpy(q->operand, operand, 8); break;
-  }
+  dart__base__copy(q->operand, operand, size);
   q->op = op;
   q->size = size;
   if (++dart__onesided__acc_queued == DART__ACC_QUEUE_LEN)

@@ -152,6 +152,23 @@ static dart_ret_t wide_atomic(const dart__atomic_t *a)
   return ret != DART_OK ? ret : unlock;
 }
 
+/* Queues an accumulate of one element on target where it can wait
+ * (acc_queue.h): true then, and nothing else to do. */
+static inline __attribute__((always_inline)) bool
+queue_accumulate(const dart__target_t *target, const dart__dtype_t *t,
+                 const void *value, size_t nelem, dart_operation_t op)
+{
+  const dart__route_t *r = target->route;
+  if (nelem != 1 ||
+      (r->atomics != DART__PATH_SHM && r->atomics != DART__PATH_SELF) ||
+      !dart__onesided__acc_queueable(t, op))
+    return false;
+  dart__onesided__count_op(r->path);
+  dart__onesided__acc_enqueue(r->base + target->offset, value, t->elem_size,
+                              op);
+  return true;
+}
+
 /* inlined: each public function gets the checks of its own kind only */
 static inline __attribute__((always_inline)) dart_ret_t
 atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
@@ -163,16 +180,11 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
   dart_ret_t ret = prepare(func, gptr, kind, values, compare, result, nelem,
                            type, op, &target, &t);
   if (ret != DART_OK || nelem == 0) return ret;
+  if (kind == DART__ATOMIC_ACCUMULATE &&
+      queue_accumulate(&target, t, values, nelem, op))
+    return DART_OK;
   const dart__route_t *r = target.route;
   int path = r->atomics;
-  if (kind == DART__ATOMIC_ACCUMULATE && nelem == 1 &&
-      (path == DART__PATH_SHM || path == DART__PATH_SELF) &&
-      dart__onesided__acc_queueable(t, op)) {
-    dart__onesided__count_op(r->path);
-    dart__onesided__acc_enqueue(r->base + target.offset, values, t->elem_size,
-                                op);
-    return DART_OK;
-  }
   /* sees this unit's queued accumulates, as MPI orders accumulates */
   dart__onesided__acc_complete();
   bool cpu = path == DART__PATH_SHM || path == DART__PATH_SELF;
@@ -206,17 +218,11 @@ fast_accumulate(dart_gptr_t gptr, const void *value, size_t nelem,
       type >= DART_TYPE_LAST || !dart__rt.initialized)
     return false;
   const dart__dtype_t *t = &dart__globmem__basic_types[type];
-  if (!dart__onesided__acc_queueable(t, op)) return false;
   dart__target_t target;
-  if (!dart__globmem__route_at(gptr, t->elem_size, &target)) return false;
-  const dart__route_t *r = target.route;
-  if ((r->atomics != DART__PATH_SHM && r->atomics != DART__PATH_SELF) ||
-      ((r->addr + target.offset) & (t->elem_size - 1)))
-    return false;
-  dart__onesided__count_op(r->path);
-  dart__onesided__acc_enqueue(r->base + target.offset, value, t->elem_size,
-                              op);
-  return true;
+  /* aligned as prepare checks it */
+  return dart__globmem__route_at(gptr, t->elem_size, &target) &&
+         ((target.route->addr + target.offset) & (t->elem_size - 1)) == 0 &&
+         queue_accumulate(&target, t, value, 1, op);
 }
 
 static __attribute__((noinline)) dart_ret_t

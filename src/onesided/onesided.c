@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "base/copy.h"
 #include "base/env.h"
 #include "base/fence.h"
 #include "gpu/gpu.h"
@@ -66,20 +67,6 @@ dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
                  target, x);
 }
 
-/* A copy whose word sizes are single moves, not a call into the C
- * library's size dispatch. */
-static inline __attribute__((always_inline)) void
-copy(void *dst, const void *src, size_t bytes)
-{
-  switch (bytes) {
-  case 8: memcpy(dst, src, 8); break;
-  case 4: memcpy(dst, src, 4); break;
-  case 2: memcpy(dst, src, 2); break;
-  case 1: memcpy(dst, src, 1); break;
-  default: memcpy(dst, src, bytes);
-  }
-}
-
 /*
  * One basic type on both sides and no device backend: memory this process
  * loads and stores is copied right here, and the UCX path is called
@@ -122,11 +109,11 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
     dart__base__store_fence((uint64_t *)remote, word);
     if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   } else if (is_put) {
-    copy(remote, local, bytes);
+    dart__base__copy(remote, local, bytes);
     dart__onesided__stores_done(mode, handle);
   } else {
     atomic_thread_fence(memory_order_acquire);
-    copy(local, remote, bytes);
+    dart__base__copy(local, remote, bytes);
     if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   }
   *ret = DART_OK;

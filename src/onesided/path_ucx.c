@@ -723,7 +723,7 @@ void dart__ucx__seg_deregister(dart__segment_t *seg)
 #define BARRIER_FLAG_STRIDE 64 /* one cache line each */
 
 struct dart__ucx_barrier {
-  ucp_mem_h memh;
+  void *memh;
   char *flags; /* flag r at r * BARRIER_FLAG_STRIDE */
   int rounds;
   uint64_t passed;
@@ -744,9 +744,8 @@ static inline _Atomic uint64_t *barrier_flag(dart__ucx_barrier_t *b, int r)
 void dart__ucx__barrier_destroy(dart__ucx_barrier_t *b)
 {
   if (b == NULL) return;
-  for (int r = 0; r < b->rounds; r++)
-    if (b->to[r].rkey) ucp_rkey_destroy(b->to[r].rkey);
-  if (b->memh) ucp_mem_unmap(ucx.context, b->memh);
+  for (int r = 0; r < b->rounds; r++) dart__ucx__rkey_destroy(b->to[r].rkey);
+  dart__ucx__mem_deregister(b->memh, NULL);
   free(b);
 }
 
@@ -771,8 +770,8 @@ dart_ret_t dart__ucx__barrier_create(const char *func, MPI_Comm comm,
   const size_t flags_len = BARRIER_ROUNDS_MAX * BARRIER_FLAG_STRIDE;
   /* a unit that cannot set up publishes an empty card: all fall back */
   size_t card_len = 0;
-  if (b != NULL && dart__ucx__mem_alloc(func, flags_len, (void **)&b->memh,
-                                        &b->flags) == DART_OK) {
+  if (b != NULL &&
+      dart__ucx__mem_alloc(func, flags_len, &b->memh, &b->flags) == DART_OK) {
     memset(b->flags, 0, flags_len);
     if (pack_key(func, b->memh, &packed, &packed_len) == UCS_OK &&
         (card = malloc(sizeof(barrier_card_t) + packed_len)) != NULL) {
@@ -793,11 +792,15 @@ dart_ret_t dart__ucx__barrier_create(const char *func, MPI_Comm comm,
     memcpy(&c, all + off[peer], sizeof c);
     b->to[r].unit = (int)c.unit;
     b->to[r].addr = c.addr + (uint64_t)r * BARRIER_FLAG_STRIDE;
-    b->to[r].ep = ep_of(func, b->to[r].unit);
-    ok = b->to[r].ep != NULL &&
-         ucp_ep_rkey_unpack(b->to[r].ep, all + off[peer] + sizeof c,
-                            &b->to[r].rkey) == UCS_OK;
-    b->rounds += ok;
+    _Atomic(void *) slot = NULL;
+    void *rkey;
+    ok = dart__ucx__rkey_unpack(func, b->to[r].unit, all + off[peer] + sizeof c,
+                                &slot, &rkey) == DART_OK; /* logged */
+    if (ok) {
+      b->to[r].ep = ep_of(func, b->to[r].unit); /* made by the unpack */
+      b->to[r].rkey = rkey;
+      b->rounds++;
+    }
   }
   /* everybody uses it, or nobody */
   int all_ok = 0;
@@ -822,7 +825,7 @@ out:
   free(off);
   free(all);
   free(card);
-  if (packed) ucp_rkey_buffer_release(packed);
+  dart__ucx__mem_deregister(NULL, packed);
   return ret;
 }
 
