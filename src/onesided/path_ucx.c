@@ -99,6 +99,9 @@ static void op_done(void *request, ucs_status_t status, void *user_data)
 static const ucp_request_param_t counted = {
     .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = op_done};
 
+/* No options (static: a local one is zeroed, all of it, in every call). */
+static const ucp_request_param_t plain = {.op_attr_mask = 0};
+
 static dart_ret_t count_request(const char *func, const char *what,
                                 ucs_status_ptr_t req, int unit)
 {
@@ -222,10 +225,9 @@ static int start_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
  * the old value when the other does too). */
 static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
 {
-  ucp_request_param_t param = {.op_attr_mask = 0};
   dart_ret_t ret = wait_counted(func);
   if (ret != DART_OK) return ret;
-  ret = wait_request(func, "ucp_ep_flush_nbx", ucp_ep_flush_nbx(ep, &param),
+  ret = wait_request(func, "ucp_ep_flush_nbx", ucp_ep_flush_nbx(ep, &plain),
                      unit);
   dart__base__fence();
   return ret;
@@ -270,7 +272,6 @@ dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
   if (ret != DART_OK) return ret;
   /* a blocking get is complete with its request; a put needs a flush */
   const bool own = mode == DART__MODE_BLOCKING && !is_put;
-  const ucp_request_param_t plain = {.op_attr_mask = 0};
   const ucp_request_param_t *param = own ? &plain : &counted;
   ucs_status_ptr_t req =
       is_put ? ucp_put_nbx(r.ep, local, bytes, r.addr, r.rkey, param)
@@ -336,11 +337,10 @@ dart_ret_t dart__ucx__flush_all(void)
   if (dart__rt.transport != DART__TRANSPORT_UCX ||
       !atomic_exchange_explicit(&ucx.dirty, false, memory_order_relaxed))
     return DART_OK;
-  ucp_request_param_t param = {.op_attr_mask = 0};
   dart_ret_t ret = wait_counted("dart_flush_all");
   if (ret != DART_OK) return ret;
   ret = wait_request("dart_flush_all", "ucp_worker_flush_nbx",
-                     ucp_worker_flush_nbx(ucx.worker, &param), dart__rt.myid);
+                     ucp_worker_flush_nbx(ucx.worker, &plain), dart__rt.myid);
   dart__base__fence(); /* see flush_ep */
   return ret;
 }
@@ -832,7 +832,6 @@ out:
 dart_ret_t dart__ucx__barrier(const char *func, dart__ucx_barrier_t *b)
 {
   const uint64_t number = ++b->passed;
-  const ucp_request_param_t plain = {.op_attr_mask = 0};
   for (int r = 0; r < b->rounds; r++) {
     b->to[r].sent = number;
     dart_ret_t ret =
@@ -934,12 +933,11 @@ void dart__ucx__fini(void)
   dart__onesided__progress_barrier("dart_exit", dart__rt.comm);
   /* closing flushes and waits for the peer: all at once, and we go on
    * serving our peers' closes until everybody is done */
-  ucp_request_param_t param = {.op_attr_mask = 0};
   ucs_status_ptr_t *closing = calloc((size_t)dart__rt.size, sizeof *closing);
   for (int u = 0; u < dart__rt.size; u++) {
     ucp_ep_h ep = atomic_load(&ucx.eps[u]);
     if (ep == NULL) continue;
-    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &param);
+    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &plain);
     if (closing) closing[u] = req;
     else wait_request("dart_exit", "ucp_ep_close_nbx", req, u);
   }
