@@ -15,7 +15,8 @@
  *                the kind libdart's UCX transport gives a part that no
  *                node peer shares (DART_UCX_ALLOC)
  * Latency: the median over repetitions of the time per operation, each
- * operation complete before the next. Bandwidth: windows of 16 operations
+ * operation complete before the next; every repetition runs all the
+ * measurements of a size in turn. Bandwidth: windows of 16 operations
  * completed together. Other units wait; with --smoke every transfer's data
  * is checked.
  *
@@ -362,44 +363,92 @@ static char pattern(int r, size_t i) { return (char)(r * 31 + i % 251 + 1); }
 /* Unit 1's memory of each implementation, for the checks. */
 static char *target_mem[IMPLS];
 
-/* Times impl (unit 0 moves, all units take part in the checks); returns
- * the median seconds per operation (unit 0). */
-static double measure(const bench_opts_t *o, const impl_t *impl, int which,
-                      int mode, dir_t dir, char *local, size_t bytes,
-                      int window, int me)
+/* One measurement: an implementation, its mode, a direction, and the
+ * operations completed together (1: latency, WINDOW: bandwidth). */
+typedef struct {
+  int which, mode, window;
+  dir_t dir;
+  long iters;       /* per repetition, from the warm-up */
+  double times[64]; /* seconds per operation, each repetition's */
+} case_t;
+
+/* Repetition r of c (r = -1: the warm-up, which sets the operations per
+ * repetition); unit 0 moves, all units take part in the checks. */
+static void run_case(const bench_opts_t *o, const impl_t *impls, case_t *c,
+                     int r, char *local, size_t bytes, int me)
 {
-  long iters = 4 * window; /* the warm-up, then calibrated */
-  double times[64];
-  int reps = o->reps < 64 ? o->reps : 64;
-  for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
-    int round = r + 2;
-    if (me == 1 && dir == GET)
-      for (size_t i = 0; i < bytes; i++) target_mem[which][i] = pattern(round, i);
-    if (me == 0 && dir == PUT)
-      for (size_t i = 0; i < bytes; i++) local[i] = pattern(round, i);
-    sync_units(which);
-    if (me == 0) {
-      double t0 = bench_now();
-      impl->run(dir, mode, local, bytes, iters, window);
-      double op = (bench_now() - t0) / (double)iters;
-      if (r >= 0) times[r] = op;
-      else iters = bench_iters(o, op, window);
-    }
-    sync_units(which);
-    if (!o->smoke) continue;
-    char *check = dir == PUT ? (me == 1 ? target_mem[which] : NULL)
-                             : (me == 0 ? local : NULL);
-    if (check)
-      for (size_t i = 0; i < bytes; i++)
-        if (check[i] != pattern(round, i)) {
-          fprintf(stderr, "bench_rma: %s %s %s %zu B: byte %zu wrong\n",
-                  impl->name, dir == PUT ? "put" : "get", mode_name[mode],
-                  bytes, i);
-          failed = 1;
-          break;
-        }
+  const impl_t *impl = &impls[c->which];
+  int round = r + 2;
+  if (me == 1 && c->dir == GET)
+    for (size_t i = 0; i < bytes; i++)
+      target_mem[c->which][i] = pattern(round, i);
+  if (me == 0 && c->dir == PUT)
+    for (size_t i = 0; i < bytes; i++) local[i] = pattern(round, i);
+  sync_units(c->which);
+  if (me == 0) {
+    long iters = r < 0 ? 4 * c->window : c->iters;
+    double t0 = bench_now();
+    impl->run(c->dir, c->mode, local, bytes, iters, c->window);
+    double op = (bench_now() - t0) / (double)iters;
+    if (r >= 0) c->times[r] = op;
+    else c->iters = bench_iters(o, op, c->window);
   }
-  return me == 0 ? bench_median(times, reps) : 0;
+  sync_units(c->which);
+  if (!o->smoke) return;
+  char *check = c->dir == PUT ? (me == 1 ? target_mem[c->which] : NULL)
+                              : (me == 0 ? local : NULL);
+  if (check)
+    for (size_t i = 0; i < bytes; i++)
+      if (check[i] != pattern(round, i)) {
+        fprintf(stderr, "bench_rma: %s %s %s %zu B: byte %zu wrong\n",
+                impl->name, c->dir == PUT ? "put" : "get",
+                mode_name[c->mode], bytes, i);
+        failed = 1;
+        break;
+      }
+}
+
+/* Every measurement of one size. Each repetition runs all of them in
+ * turn, so that a machine that speeds up or slows down during the run
+ * moves libdart and its baselines alike; medians over the repetitions. */
+static void measure_size(const bench_opts_t *o, const impl_t *impls,
+                         char *local, size_t bytes, int units, int me)
+{
+  static case_t cases[IMPLS * MODES * 2 * 2];
+  int n = 0;
+  for (int which = 0; which < IMPLS; which++) {
+    if (which == MEMCPY && !pair.shared) continue;
+    if (which == UCX && !ucx.on) continue;
+    int modes = which == DART ? MODES : 1;
+    for (int mode = 0; mode < modes; mode++)
+      for (int d = PUT; d <= GET; d++) {
+        cases[n++] = (case_t){.which = which, .mode = mode, .window = 1,
+                              .dir = (dir_t)d};
+        if (bytes >= 4096 && !(which == DART && mode == BLOCKING))
+          cases[n++] = (case_t){.which = which, .mode = mode,
+                                .window = WINDOW, .dir = (dir_t)d};
+      }
+  }
+  int reps = o->reps < 64 ? o->reps : 64;
+  for (int r = -1; r < reps; r++)
+    for (int i = 0; i < n; i++) run_case(o, impls, &cases[i], r, local, bytes,
+                                         me);
+  if (me != 0) return;
+  for (int i = 0; i < n; i++) {
+    const case_t *c = &cases[i];
+    const bool dart = c->which == DART;
+    double per = bench_median(cases[i].times, reps);
+    char op[64];
+    snprintf(op, sizeof op, "%s_%s", c->dir == PUT ? "put" : "get",
+             dart ? mode_name[c->mode]
+                  : c->window == 1 ? "blocking" : "nb_flush");
+    if (c->window == 1)
+      bench_row(o, "latency", op, impls[c->which].name, units, bytes,
+                per * 1e6, "us");
+    else
+      bench_row(o, "bandwidth", op, impls[c->which].name, units, bytes,
+                (double)bytes / per * 1e-6, "MB/s");
+  }
 }
 
 int main(int argc, char **argv)
@@ -430,35 +479,8 @@ int main(int argc, char **argv)
                                {"ucx", run_ucx}};
   char *local = malloc(max);
   for (size_t s = 0; s < sizeof sizes / sizeof *sizes && sizes[s] <= max;
-       s++) {
-    size_t bytes = sizes[s];
-    for (int which = 0; which < IMPLS; which++) {
-      if (which == MEMCPY && !pair.shared) continue;
-      if (which == UCX && !ucx.on) continue;
-      int modes = which == DART ? MODES : 1;
-      for (int mode = 0; mode < modes; mode++) {
-        for (int d = PUT; d <= GET; d++) {
-          dir_t dir = (dir_t)d;
-          char op[64];
-          snprintf(op, sizeof op, "%s_%s", dir == PUT ? "put" : "get",
-                   which == DART ? mode_name[mode] : "blocking");
-          double lat = measure(&o, &impls[which], which, mode, dir, local,
-                               bytes, 1, me);
-          if (me == 0)
-            bench_row(&o, "latency", op, impls[which].name, units, bytes,
-                      lat * 1e6, "us");
-          if (bytes < 4096 || (which == DART && mode == BLOCKING)) continue;
-          double per = measure(&o, &impls[which], which, mode, dir, local,
-                               bytes, WINDOW, me);
-          snprintf(op, sizeof op, "%s_%s", dir == PUT ? "put" : "get",
-                   which == DART ? mode_name[mode] : "nb_flush");
-          if (me == 0)
-            bench_row(&o, "bandwidth", op, impls[which].name, units, bytes,
-                      (double)bytes / per * 1e-6, "MB/s");
-        }
-      }
-    }
-  }
+       s++)
+    measure_size(&o, impls, local, sizes[s], units, me);
 
 #ifdef BENCH_HAVE_UCX
   if (ucx.opened) ucx_close(me);
