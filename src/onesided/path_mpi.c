@@ -37,12 +37,17 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
   const dart__target_t *t = x->target;
   dart__team_t *team = t->team;
   const dart__dtype_t *lt = x->local_t, *rt = x->remote_t;
-  /* elements per piece: whole instances on both sides, about 1 GiB */
-  size_t unit_elems = lt->num_elem / gcd(lt->num_elem, rt->num_elem) *
-                      rt->num_elem;
-  size_t per = PIECE_BYTES / lt->elem_size / unit_elems * unit_elems;
-  if (per == 0) per = unit_elems;
-  size_t npieces = (x->nelem + per - 1) / per;
+  /* elements per piece: whole instances on both sides, about 1 GiB (the
+   * divisions, each tens of cycles, only where there are several pieces;
+   * the product fits: prepare checked the span) */
+  size_t per = x->nelem, npieces = 1;
+  if (x->nelem * lt->elem_size > PIECE_BYTES) {
+    size_t unit_elems = lt->num_elem / gcd(lt->num_elem, rt->num_elem) *
+                        rt->num_elem;
+    per = PIECE_BYTES / lt->elem_size / unit_elems * unit_elems;
+    if (per == 0) per = unit_elems;
+    npieces = (x->nelem + per - 1) / per;
+  }
   dart_handle_t h = NULL;
   if (mode == DART__MODE_HANDLE) {
     h = dart__onesided__handle_new(team, t->unit, DART__PATH_MPI, is_put);
