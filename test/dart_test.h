@@ -7,6 +7,7 @@
 #define DART_TEST_H_
 
 #include <dart/dart.h>
+#include <dart/dart_ext.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,6 +108,23 @@ static inline void dart_test_init(int *argc, char ***argv)
   }
   dart_test_unit = me.id;
   dart_test_units = (int)units;
+}
+
+/* Ends the program as skipped unless it runs 2 units or more on the UCX
+ * transport (which falls back to MPI where UCX does not start). */
+static inline void dart_test_need_ucx(void)
+{
+  dart_path_t remote, peer_private;
+  if (dart_transport_paths(&remote, &peer_private) != DART_OK) {
+    fprintf(stderr, "[unit %d] dart_transport_paths failed\n",
+            dart_test_unit);
+    exit(1);
+  }
+  if (dart_test_units >= 2 && remote == DART_PATH_UCX) return;
+  if (dart_test_unit == 0)
+    printf("skipped: needs 2 units and the UCX transport\n");
+  dart_exit();
+  exit(DART_TEST_SKIP);
 }
 
 /* Combines the failure counts of all units and shuts DART down; returns the

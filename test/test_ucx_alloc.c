@@ -18,7 +18,6 @@
  * transport is UCX over shared memory (upn1.ucx, noshm.ucx); elsewhere
  * (the transport fell back to MPI) it skips.
  */
-#include <dart/dart_ext.h>
 #include <mpi.h>
 
 #include "dart_test.h"
@@ -79,13 +78,7 @@ int main(int argc, char **argv)
   CHECK_OK(dart_size(&size));
   me = id.id;
   n = (int)size;
-  dart_path_t remote, peer_private;
-  CHECK_OK(dart_transport_paths(&remote, &peer_private));
-  if (n < 2 || remote != DART_PATH_UCX) {
-    if (me == 0) printf("skipped: needs 2 units and the UCX transport\n");
-    dart_exit();
-    return DART_TEST_SKIP;
-  }
+  dart_test_need_ucx();
 
   /* a collective allocation, and every unit's dart_memalloc block */
   dart_gptr_t segs[2], pool;

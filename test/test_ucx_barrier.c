@@ -23,7 +23,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT */
 #endif
-#include <dart/dart_ext.h>
 #include <dlfcn.h>
 #include <ucp/api/ucp.h>
 
@@ -118,13 +117,7 @@ int main(int argc, char **argv)
   dart_test_init(&argc, &argv);
   me = dart_test_unit;
   n = dart_test_units;
-  dart_path_t remote, peer_private;
-  CHECK_OK(dart_transport_paths(&remote, &peer_private));
-  if (n < 2 || remote != DART_PATH_UCX) {
-    if (me == 0) printf("skipped: needs 2 units and the UCX transport\n");
-    dart_exit();
-    return DART_TEST_SKIP;
-  }
+  dart_test_need_ucx();
   capture_init();
 
   char log[4096];
