@@ -77,6 +77,13 @@ static int complete(const gups_t *g)
   return 1;
 }
 
+/* g runs impl from now on (dart_fetch_and_op on a table of its own). */
+static void use(gups_t *g, const dart_gptr_t tables[2], int impl)
+{
+  g->impl = impl;
+  g->table = tables[impl == DART_FETCH];
+}
+
 /* This unit's updates: the whole stretch, or until seconds have passed
  * (0: no limit). Returns the number made, or -1 on an error. */
 static long run(const gups_t *g, int me, int units, double seconds)
@@ -146,8 +153,10 @@ int main(int argc, char **argv)
     }
   }
 
+  /* the shared-window kernel only where all units share one node */
+  const bool present[IMPLS] = {true, true, true, one_node != 0};
   for (int impl = 0; impl < IMPLS; impl++) {
-    if (impl == SHM_ATOMIC && !one_node) continue;
+    if (!present[impl]) continue;
     uint64_t base = g.per_unit * (uint64_t)me;
     for (uint64_t i = 0; i < g.per_unit; i++) parts[impl][i] = base + i;
   }
@@ -158,9 +167,8 @@ int main(int argc, char **argv)
   double rates[IMPLS][ROUNDS];
   for (int r = 0; r < rounds; r++)
     for (int impl = 0; impl < IMPLS; impl++) {
-      if (impl == SHM_ATOMIC && !one_node) continue;
-      g.impl = impl;
-      g.table = tables[impl == DART_FETCH];
+      if (!present[impl]) continue;
+      use(&g, tables, impl);
       dart_barrier(DART_TEAM_ALL);
       double t0 = bench_now();
       long done = run(&g, me, units, o.smoke ? 0 : ROUND_SECONDS);
@@ -175,14 +183,13 @@ int main(int argc, char **argv)
       rates[impl][r] = (double)all / seconds * 1e-9;
     }
   for (int impl = 0; impl < IMPLS; impl++) {
-    if (impl == SHM_ATOMIC && !one_node) continue;
+    if (!present[impl]) continue;
     if (me == 0)
       bench_row(&o, "gups", "update", names[impl], units, (size_t)log2,
                 bench_median(rates[impl], rounds), "GUP/s");
     if (!o.smoke) continue;
     /* HPCC's check: the same updates again restore table[i] = i */
-    g.impl = impl;
-    g.table = tables[impl == DART_FETCH];
+    use(&g, tables, impl);
     if (run(&g, me, units, 0) < 0) failed = 1;
     if (impl == MPI_ALLOC) MPI_Win_sync(g.win);
     dart_barrier(DART_TEAM_ALL);

@@ -435,12 +435,11 @@ static void measure_size(const bench_opts_t *o, const impl_t *impls,
                                          me);
   if (me != 0) return;
   for (int i = 0; i < n; i++) {
-    const case_t *c = &cases[i];
-    const bool dart = c->which == DART;
-    double per = bench_median(cases[i].times, reps);
+    case_t *c = &cases[i];
+    double per = bench_median(c->times, reps);
     char op[64];
     snprintf(op, sizeof op, "%s_%s", c->dir == PUT ? "put" : "get",
-             dart ? mode_name[c->mode]
+             c->which == DART ? mode_name[c->mode]
                   : c->window == 1 ? "blocking" : "nb_flush");
     if (c->window == 1)
       bench_row(o, "latency", op, impls[c->which].name, units, bytes,
