@@ -10,6 +10,18 @@
 #include "team/runtime.h"
 
 dart__dtype_t dart__globmem__basic_types[DART_TYPE_LAST];
+const uint8_t dart__globmem__basic_size[DART_TYPE_LAST] = {
+    [DART_TYPE_BYTE] = 1,
+    [DART_TYPE_SHORT] = sizeof(short),
+    [DART_TYPE_INT] = sizeof(int),
+    [DART_TYPE_UINT] = sizeof(unsigned),
+    [DART_TYPE_LONG] = sizeof(long),
+    [DART_TYPE_ULONG] = sizeof(unsigned long),
+    [DART_TYPE_LONGLONG] = sizeof(long long),
+    [DART_TYPE_ULONGLONG] = sizeof(unsigned long long),
+    [DART_TYPE_FLOAT] = sizeof(float),
+    [DART_TYPE_DOUBLE] = sizeof(double),
+    [DART_TYPE_LONG_DOUBLE] = sizeof(long double)};
 static dart__slots_t derived;
 static mtx_t derived_lock; /* type creation and destruction only */
 
@@ -18,10 +30,11 @@ typedef struct {
   size_t *blocks; /* blocklen[] then offset[] for indexed types */
 } derived_t;
 
-static void set_basic(dart_datatype_t t, size_t size, MPI_Datatype mpi,
-                      bool integral, bool floating)
+static void set_basic(dart_datatype_t t, MPI_Datatype mpi, bool integral,
+                      bool floating)
 {
   dart__dtype_t *d = &dart__globmem__basic_types[t];
+  size_t size = dart__globmem__basic_size[t];
   memset(d, 0, sizeof *d);
   d->kind = DART__DT_BASIC;
   d->base = t;
@@ -40,20 +53,17 @@ static void set_basic(dart_datatype_t t, size_t size, MPI_Datatype mpi,
 dart_ret_t dart__globmem__dtype_init(void)
 {
   /* DART_TYPE_BYTE moves as raw bytes; reductions treat it as signed char */
-  set_basic(DART_TYPE_BYTE, 1, MPI_SIGNED_CHAR, true, false);
-  set_basic(DART_TYPE_SHORT, sizeof(short), MPI_SHORT, true, false);
-  set_basic(DART_TYPE_INT, sizeof(int), MPI_INT, true, false);
-  set_basic(DART_TYPE_UINT, sizeof(unsigned), MPI_UNSIGNED, true, false);
-  set_basic(DART_TYPE_LONG, sizeof(long), MPI_LONG, true, false);
-  set_basic(DART_TYPE_ULONG, sizeof(unsigned long), MPI_UNSIGNED_LONG, true,
-            false);
-  set_basic(DART_TYPE_LONGLONG, sizeof(long long), MPI_LONG_LONG, true, false);
-  set_basic(DART_TYPE_ULONGLONG, sizeof(unsigned long long),
-            MPI_UNSIGNED_LONG_LONG, true, false);
-  set_basic(DART_TYPE_FLOAT, sizeof(float), MPI_FLOAT, false, true);
-  set_basic(DART_TYPE_DOUBLE, sizeof(double), MPI_DOUBLE, false, true);
-  set_basic(DART_TYPE_LONG_DOUBLE, sizeof(long double), MPI_LONG_DOUBLE, false,
-            true);
+  set_basic(DART_TYPE_BYTE, MPI_SIGNED_CHAR, true, false);
+  set_basic(DART_TYPE_SHORT, MPI_SHORT, true, false);
+  set_basic(DART_TYPE_INT, MPI_INT, true, false);
+  set_basic(DART_TYPE_UINT, MPI_UNSIGNED, true, false);
+  set_basic(DART_TYPE_LONG, MPI_LONG, true, false);
+  set_basic(DART_TYPE_ULONG, MPI_UNSIGNED_LONG, true, false);
+  set_basic(DART_TYPE_LONGLONG, MPI_LONG_LONG, true, false);
+  set_basic(DART_TYPE_ULONGLONG, MPI_UNSIGNED_LONG_LONG, true, false);
+  set_basic(DART_TYPE_FLOAT, MPI_FLOAT, false, true);
+  set_basic(DART_TYPE_DOUBLE, MPI_DOUBLE, false, true);
+  set_basic(DART_TYPE_LONG_DOUBLE, MPI_LONG_DOUBLE, false, true);
   dart__base__slots_init(&derived, 1u << 16);
   if (mtx_init(&derived_lock, mtx_plain) != thrd_success) {
     DART_LOG_ERROR("cannot create a mutex");

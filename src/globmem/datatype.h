@@ -47,6 +47,11 @@ typedef struct {
 #define DART__DTYPE_FIRST_DERIVED ((dart_datatype_t)1024)
 
 extern dart__dtype_t dart__globmem__basic_types[DART_TYPE_LAST];
+/* Bytes of one element of each basic type (0: DART_TYPE_UNDEFINED): the
+ * hot paths' compact view of dart__globmem__basic_types (hidden: addressed
+ * relative to the code). */
+extern const uint8_t dart__globmem__basic_size[DART_TYPE_LAST]
+    __attribute__((visibility("hidden")));
 
 /* The derived type behind a value, or NULL. */
 const dart__dtype_t *dart__globmem__dtype_derived(dart_datatype_t type);
