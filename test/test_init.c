@@ -221,6 +221,21 @@ int main(int argc, char **argv)
   }
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
 
+  /* the gptr the checks after dart_exit use, used now: its route is in
+   * the hot paths' cache, and dart_exit frees it */
+  {
+    dart_gptr_t g = DART_GPTR_NULL;
+    int v = 1, old = 0;
+    CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 4, DART_TYPE_INT, &g));
+    CHECK(DART_GPTR_EQUAL(g, some_gptr()));
+    g.unitid = 0;
+    CHECK_OK(dart_put_blocking(g, &v, 1, DART_TYPE_INT, DART_TYPE_INT));
+    CHECK_OK(dart_fetch_and_op(g, &v, &old, DART_TYPE_INT, DART_OP_SUM));
+    CHECK_OK(dart_accumulate(g, &v, 1, DART_TYPE_INT, DART_OP_SUM));
+    CHECK_OK(dart_flush(g));
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  }
+
   /* ---- dart_exit and the checks after it ---- */
   return finish();
 }

@@ -6,9 +6,11 @@
 #define DART__GLOBMEM__GLOBMEM_H_
 
 #include <dart/dart_globmem.h>
+#include <string.h>
 
 #include "base/log.h"
 #include "globmem/segment.h"
+#include "team/runtime.h"
 #include "team/team.h"
 
 /* Where an access lands: the route and the offset within it. */
@@ -36,6 +38,101 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
 bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size);
 
 /*
+ * The route cache. Following a gptr to its route is a chain of dependent
+ * loads (team table, team, segment table, segment, route); after a
+ * blocking put's fence each of them waits for the one before, and between
+ * node peers the chain costs more than the put itself. So the routes found
+ * last are kept in a small direct-mapped table, one cache line each, where
+ * a hit is one load. dart__globmem__route_at fills it; every entry goes
+ * when any segment goes (dart__globmem__route_cache_clear), so a hit is a
+ * live segment. Under DART_THREAD_MULTIPLE it stays empty: another thread
+ * could free a segment between a hit and its use.
+ */
+#define DART__ROUTE_CACHE_LEN 64
+
+/* What the fast paths of the public functions do with a cached route. */
+enum {
+  DART__FAST_NONE, /* nothing: through the path table */
+  DART__FAST_COPY, /* loads and stores at base (SELF, SHM; no device backend) */
+  DART__FAST_UCX   /* dart__ucx__contig (no device backend) */
+};
+
+typedef struct {
+  uint64_t key;  /* dart__globmem__route_key of the gptr; 0: empty */
+  char *base;    /* the route's */
+  uint64_t size; /* the route's */
+  /* operations along the route's path since the fill, which the hot paths
+   * count here, in a line they have loaded anyway (dart_path_count adds
+   * them up; dart__onesided__path_ops takes them when the entry goes) */
+  uint64_t ops;
+  dart__team_t *team;
+  dart__segment_t *seg;
+  const dart__route_t *route;
+  int8_t path, atomics; /* the route's */
+  int8_t fast;          /* DART__FAST_* */
+} __attribute__((aligned(64))) dart__route_cache_t;
+_Static_assert(sizeof(dart__route_cache_t) == 64, "one cache line an entry");
+
+/* hidden: addressed relative to the code, not through the GOT */
+extern dart__route_cache_t dart__globmem__route_cache[DART__ROUTE_CACHE_LEN]
+    __attribute__((visibility("hidden")));
+
+/*
+ * The unit, segment and team of gptr in one word, with the flag bits set
+ * (they name no memory): never 0, so no gptr matches an empty entry. A
+ * copy through a 128-bit integer keeps the gptr in its two registers,
+ * where a union or an 8-byte copy sends it to the stack; elsewhere the
+ * word is assembled from the fields.
+ */
+static inline __attribute__((always_inline)) uint64_t
+dart__globmem__route_key(dart_gptr_t gptr)
+{
+#if defined(__SIZEOF_INT128__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  unsigned __int128 words, flag_words;
+  const dart_gptr_t flags = {.flags = 0xff};
+  memcpy(&words, &gptr, sizeof words);
+  memcpy(&flag_words, &flags, sizeof flag_words);
+  return (uint64_t)words | (uint64_t)flag_words;
+#else
+  uint32_t seg_team =
+      (uint32_t)(uint16_t)gptr.segid | (uint32_t)(uint16_t)gptr.teamid << 16;
+  return (uint64_t)seg_team << 32 | (uint32_t)gptr.unitid << 8 | 1;
+#endif
+}
+
+/* The entry of a key: unit and segment mixed, so that neighbours in a
+ * team and several segments of one unit take different entries. */
+static inline __attribute__((always_inline)) dart__route_cache_t *
+dart__globmem__route_entry(uint64_t key)
+{
+  return &dart__globmem__route_cache[(key ^ (key >> 32)) &
+                                     (DART__ROUTE_CACHE_LEN - 1)];
+}
+
+/* The cached route of span bytes at gptr, or NULL (not cached, or beyond
+ * the part: dart__globmem__route_at then decides). */
+static inline __attribute__((always_inline)) dart__route_cache_t *
+dart__globmem__route_cached(dart_gptr_t gptr, size_t span)
+{
+  uint64_t key = dart__globmem__route_key(gptr);
+  dart__route_cache_t *e = dart__globmem__route_entry(key);
+  uint64_t offset = gptr.addr_or_offs.offset;
+  if (__builtin_expect(key != e->key, 0) || offset > e->size ||
+      span > e->size - offset)
+    return NULL;
+  return e;
+}
+
+/* Enters target's route for gptr (out of line: misses only). */
+void dart__globmem__route_fill(dart_gptr_t gptr, const dart__target_t *target);
+
+/* Empties the cache: whenever a segment goes. */
+void dart__globmem__route_cache_clear(void);
+
+/* Operations counted in the cache along path (dart_path_count). */
+uint64_t dart__globmem__route_cache_ops(int path);
+
+/*
  * The target of span bytes at gptr inside a live allocation's part (its
  * first chunk for the local pool), without a log line: the inline half of
  * dart__globmem__resolve, and the fast paths' lookup. False for anything
@@ -44,6 +141,15 @@ bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size);
 static inline __attribute__((always_inline)) bool
 dart__globmem__route_at(dart_gptr_t gptr, size_t span, dart__target_t *target)
 {
+  const dart__route_cache_t *e = dart__globmem__route_cached(gptr, span);
+  if (__builtin_expect(e != NULL, 1)) {
+    target->team = e->team;
+    target->seg = e->seg;
+    target->route = e->route;
+    target->offset = gptr.addr_or_offs.offset;
+    target->unit = gptr.unitid;
+    return true;
+  }
   dart__team_t *team = dart__team__get(gptr.teamid);
   if (team == NULL) return false;
   dart__segment_t *seg = dart__globmem__segtab_get(&team->segs, gptr.segid);
@@ -57,6 +163,8 @@ dart__globmem__route_at(dart_gptr_t gptr, size_t span, dart__target_t *target)
   target->route = route;
   target->offset = offset;
   target->unit = gptr.unitid;
+  if (dart__rt.thread_level != DART_THREAD_MULTIPLE)
+    dart__globmem__route_fill(gptr, target);
   return true;
 }
 

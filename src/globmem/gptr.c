@@ -1,9 +1,66 @@
 #include <dart/dart_ext.h>
 #include <dart/dart_globmem.h>
 
+#include <string.h>
+
 #include "globmem/globmem.h"
 #include "gpu/gpu.h"
+#include "onesided/onesided.h"
 #include "team/runtime.h"
+
+dart__route_cache_t dart__globmem__route_cache[DART__ROUTE_CACHE_LEN];
+
+/* The entry's operations to the path counters, as it goes. */
+static void route_retire(const dart__route_cache_t *e)
+{
+  if (e->key != 0 && e->ops != 0) {
+    _Atomic uint64_t *count = &dart__onesided__path_ops[e->path];
+    atomic_store_explicit(
+        count, atomic_load_explicit(count, memory_order_relaxed) + e->ops,
+        memory_order_relaxed);
+  }
+}
+
+void dart__globmem__route_fill(dart_gptr_t gptr, const dart__target_t *target)
+{
+  const dart__route_t *r = target->route;
+  uint64_t key = dart__globmem__route_key(gptr);
+  /* with a device backend the public functions tell device from host
+   * memory on the local side first: nothing for their fast paths */
+  int8_t fast = DART__FAST_NONE;
+  if (dart__gpu.ops == NULL && r->path <= DART__PATH_SHM)
+    fast = DART__FAST_COPY;
+  else if (dart__gpu.ops == NULL && r->path == DART__PATH_UCX)
+    fast = DART__FAST_UCX;
+  dart__route_cache_t *e = dart__globmem__route_entry(key);
+  route_retire(e);
+  *e = (dart__route_cache_t){.key = key,
+                             .base = r->base,
+                             .size = r->size,
+                             .team = target->team,
+                             .seg = target->seg,
+                             .route = r,
+                             .path = (int8_t)r->path,
+                             .atomics = (int8_t)r->atomics,
+                             .fast = fast};
+}
+
+void dart__globmem__route_cache_clear(void)
+{
+  for (int i = 0; i < DART__ROUTE_CACHE_LEN; i++)
+    route_retire(&dart__globmem__route_cache[i]);
+  memset(dart__globmem__route_cache, 0, sizeof dart__globmem__route_cache);
+}
+
+uint64_t dart__globmem__route_cache_ops(int path)
+{
+  uint64_t ops = 0;
+  for (int i = 0; i < DART__ROUTE_CACHE_LEN; i++) {
+    const dart__route_cache_t *e = &dart__globmem__route_cache[i];
+    if (e->key != 0 && e->path == path) ops += e->ops;
+  }
+  return ops;
+}
 
 dart_ret_t dart__globmem__resolve_miss(const char *func, dart_gptr_t gptr,
                                        size_t span, dart__target_t *target)

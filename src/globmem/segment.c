@@ -279,6 +279,8 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
         DART_OK)
       ret = DART_ERR_OTHER;
   }
+  /* no gptr finds it any more, cached or not */
+  dart__globmem__route_cache_clear();
   if (seg->kind == DART__SEG_ALLOC)
     dart__base__slots_remove(&team->segs.alloc, (uint32_t)seg->id - 1);
   else if (seg->kind == DART__SEG_REGISTER)

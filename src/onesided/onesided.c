@@ -435,7 +435,8 @@ dart_ret_t dart_path_count(dart_path_t path, uint64_t *count)
     return DART_ERR_INVAL;
   }
   *count = atomic_load_explicit(&dart__onesided__path_ops[path],
-                                memory_order_relaxed);
+                                memory_order_relaxed) +
+           dart__globmem__route_cache_ops((int)path);
   return DART_OK;
 }
 
