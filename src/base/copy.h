@@ -10,13 +10,11 @@
 static inline __attribute__((always_inline)) void
 dart__base__copy(void *dst, const void *src, size_t bytes)
 {
-  switch (bytes) {
-  case 8: memcpy(dst, src, 8); break;
-  case 4: memcpy(dst, src, 4); break;
-  case 2: memcpy(dst, src, 2); break;
-  case 1: memcpy(dst, src, 1); break;
-  default: memcpy(dst, src, bytes);
-  }
+  if (__builtin_expect(bytes == 8, 1)) memcpy(dst, src, 8);
+  else if (bytes == 4) memcpy(dst, src, 4);
+  else if (bytes == 2) memcpy(dst, src, 2);
+  else if (bytes == 1) memcpy(dst, src, 1);
+  else memcpy(dst, src, bytes);
 }
 
 #endif
