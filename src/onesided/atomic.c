@@ -10,6 +10,7 @@
 
 #include "onesided/acc_queue.h"
 #include "onesided/atomic_apply.h"
+#include "onesided/cpu_atomic.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
@@ -204,62 +205,148 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
 }
 
 /*
- * A valid accumulate that queues (one integral element, one locked
- * instruction, memory this process loads and stores): queued right here,
- * true. False, with nothing done, for anything else. A random update
- * costs little more than its locked instruction, so the call must too:
- * no checks of other kinds and no spilled registers.
+ * The hot path of an accumulate: one integral element, a one-instruction
+ * operation, a cached route whose atomics are CPU atomics on memory this
+ * process loads and stores: queued right here (acc_queue.h; a hit means
+ * that the cache, and so the queue, is on). False, with nothing done, for
+ * anything else. A random update costs little more than its locked
+ * instruction, so the call must too.
  */
 static inline __attribute__((always_inline)) bool
-fast_accumulate(dart_gptr_t gptr, const void *value, size_t nelem,
-                dart_datatype_t type, dart_operation_t op)
+cached_accumulate(dart_gptr_t gptr, const void *value, size_t nelem,
+                  dart_datatype_t type, dart_operation_t op)
 {
   if (nelem != 1 || value == NULL || type <= DART_TYPE_UNDEFINED ||
-      type >= DART_TYPE_LAST || !dart__rt.initialized)
+      type >= DART_TYPE_LAST || !dart__onesided__one_instruction(op) ||
+      !dart__globmem__basic_types[type].integral)
     return false;
-  const dart__dtype_t *t = &dart__globmem__basic_types[type];
-  dart__target_t target;
-  /* aligned as prepare checks it */
-  return dart__globmem__route_at(gptr, t->elem_size, &target) &&
-         ((target.route->addr + target.offset) & (t->elem_size - 1)) == 0 &&
-         queue_accumulate(&target, t, value, 1, op);
+  size_t size = dart__globmem__basic_size[type];
+  dart__route_cache_t *e = dart__globmem__route_cached(gptr, size);
+  if (__builtin_expect(e == NULL || e->atomics > DART__PATH_SHM, 0))
+    return false;
+  /* aligned as prepare checks it: mappings differ by whole pages */
+  char *p = e->base + gptr.addr_or_offs.offset;
+  if (((uintptr_t)p & (size - 1)) != 0) return false;
+  e->ops++;
+  dart__onesided__acc_enqueue(p, value, size, op);
+  return true;
 }
 
-static __attribute__((noinline)) dart_ret_t
-routed_accumulate(const char *func, dart_gptr_t gptr, const void *values,
-                  size_t nelem, dart_datatype_t dtype, dart_operation_t op)
+/*
+ * The hot path of a fetching atomic or compare-and-swap (kind): one
+ * element on a cached route whose atomics are CPU atomics on memory this
+ * process loads and stores, with no accumulate queued (they come first):
+ * done right here. False, with nothing done, for anything else, long
+ * double included (it changes under a lock word).
+ */
+static inline __attribute__((always_inline)) bool
+cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
+              const void *compare, void *result, dart_datatype_t type,
+              dart_operation_t op)
 {
-  return atomic(func, gptr, DART__ATOMIC_ACCUMULATE, values, NULL, NULL,
-                nelem, dtype, op);
+  if (type <= DART_TYPE_UNDEFINED || type >= DART_TYPE_LAST ||
+      type == DART_TYPE_LONG_DOUBLE || value == NULL || result == NULL ||
+      (kind == DART__ATOMIC_CAS && compare == NULL))
+    return false;
+  const dart__dtype_t *t = &dart__globmem__basic_types[type];
+  if (kind == DART__ATOMIC_CAS ? !t->integral : !op_valid(op, t)) return false;
+  size_t size = dart__globmem__basic_size[type];
+  dart__route_cache_t *e = dart__globmem__route_cached(gptr, size);
+  if (__builtin_expect(e == NULL || e->atomics > DART__PATH_SHM ||
+                           dart__onesided__acc_queued != 0,
+                       0))
+    return false;
+  char *p = e->base + gptr.addr_or_offs.offset;
+  if (((uintptr_t)p & (size - 1)) != 0) return false;
+  e->ops++;
+  const dart__atomic_t a = {.kind = kind,
+                            .type = type,
+                            .size = size,
+                            .op = kind == DART__ATOMIC_CAS ? DART_OP_REPLACE
+                                                           : op,
+                            .values = value,
+                            .compare = compare,
+                            .result = result,
+                            .nelem = 1};
+  cpu_element(&a, p, value, result);
+  return true;
+}
+
+/*
+ * Each public function is its hot path, and for everything else jumps to
+ * a twin of the same signature, out of line: with its arguments where
+ * they came, it saves and shuffles no registers on the hot path.
+ */
+static __attribute__((noinline)) dart_ret_t
+accumulate_rest(dart_gptr_t gptr, const void *values, size_t nelem,
+                dart_datatype_t dtype, dart_operation_t op)
+{
+  return atomic("dart_accumulate", gptr, DART__ATOMIC_ACCUMULATE, values,
+                NULL, NULL, nelem, dtype, op);
 }
 
 dart_ret_t dart_accumulate(dart_gptr_t gptr, const void *values, size_t nelem,
                            dart_datatype_t dtype, dart_operation_t op)
 {
-  if (fast_accumulate(gptr, values, nelem, dtype, op)) return DART_OK;
-  return routed_accumulate(__func__, gptr, values, nelem, dtype, op);
+  if (__builtin_expect(cached_accumulate(gptr, values, nelem, dtype, op), 1))
+    return DART_OK;
+  return accumulate_rest(gptr, values, nelem, dtype, op);
+}
+
+static __attribute__((noinline)) dart_ret_t
+accumulate_blocking_local_rest(dart_gptr_t gptr, const void *values,
+                               size_t nelem, dart_datatype_t dtype,
+                               dart_operation_t op)
+{
+  return atomic("dart_accumulate_blocking_local", gptr,
+                DART__ATOMIC_ACCUMULATE, values, NULL, NULL, nelem, dtype,
+                op);
 }
 
 dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr, const void *values,
                                           size_t nelem, dart_datatype_t dtype,
                                           dart_operation_t op)
 {
-  if (fast_accumulate(gptr, values, nelem, dtype, op)) return DART_OK;
-  return routed_accumulate(__func__, gptr, values, nelem, dtype, op);
+  if (__builtin_expect(cached_accumulate(gptr, values, nelem, dtype, op), 1))
+    return DART_OK;
+  return accumulate_blocking_local_rest(gptr, values, nelem, dtype, op);
+}
+
+static __attribute__((noinline)) dart_ret_t
+fetch_and_op_rest(dart_gptr_t gptr, const void *value, void *result,
+                  dart_datatype_t dtype, dart_operation_t op)
+{
+  return atomic("dart_fetch_and_op", gptr, DART__ATOMIC_FETCH_OP, value, NULL,
+                result, 1, dtype, op);
 }
 
 dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void *value,
                              void *result, dart_datatype_t dtype,
                              dart_operation_t op)
 {
-  return atomic(__func__, gptr, DART__ATOMIC_FETCH_OP, value, NULL, result, 1,
-                dtype, op);
+  if (__builtin_expect(cached_atomic(gptr, DART__ATOMIC_FETCH_OP, value,
+                                     NULL, result, dtype, op),
+                       1))
+    return DART_OK;
+  return fetch_and_op_rest(gptr, value, result, dtype, op);
+}
+
+static __attribute__((noinline)) dart_ret_t
+compare_and_swap_rest(dart_gptr_t gptr, const void *value,
+                      const void *compare, void *result,
+                      dart_datatype_t dtype)
+{
+  return atomic("dart_compare_and_swap", gptr, DART__ATOMIC_CAS, value,
+                compare, result, 1, dtype, DART_OP_REPLACE);
 }
 
 dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void *value,
                                  const void *compare, void *result,
                                  dart_datatype_t dtype)
 {
-  return atomic(__func__, gptr, DART__ATOMIC_CAS, value, compare, result, 1,
-                dtype, DART_OP_REPLACE);
+  if (__builtin_expect(cached_atomic(gptr, DART__ATOMIC_CAS, value, compare,
+                                     result, dtype, DART_OP_REPLACE),
+                       1))
+    return DART_OK;
+  return compare_and_swap_rest(gptr, value, compare, result, dtype);
 }
