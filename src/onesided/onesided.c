@@ -134,31 +134,8 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
   return true;
 }
 
-/* The UCX transport's hot path: a cached route to UCX, called directly
- * (its result in *ret). */
-static inline __attribute__((always_inline)) bool
-cached_ucx(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
-           dart_datatype_t local_type, dart_datatype_t remote_type,
-           bool is_put, dart__mode_t mode, dart_handle_t *handle,
-           dart_ret_t *ret)
-{
-  size_t bytes =
-      fast_bytes(local, nelem, local_type, remote_type, mode, handle);
-  if (bytes == 0) return false;
-  dart__route_cache_t *e = dart__globmem__route_cached(gptr, bytes);
-  if (e == NULL || e->fast != DART__FAST_UCX) return false;
-  e->ops++;
-  const dart__target_t target = {.team = e->team,
-                                 .seg = e->seg,
-                                 .route = e->route,
-                                 .offset = gptr.addr_or_offs.offset,
-                                 .unit = gptr.unitid};
-  *ret = dart__ucx__contig(func, &target, local, bytes, is_put, mode, handle);
-  return true;
-}
-
 /*
- * Without a cached route: the same copy to memory this process loads and
+ * Off the hot path: the same copy to memory this process loads and
  * stores, and the UCX path called directly (its result in *ret), when
  * there is one basic type on both sides and no device backend. Building
  * the transfer and calling through the path table cost more than an
@@ -183,8 +160,14 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   if (path > DART__PATH_SHM && path != DART__PATH_UCX) return false;
   dart__onesided__count_op(path);
   if (path == DART__PATH_UCX) {
-    /* a copy: target itself stays in registers on the node path */
-    const dart__target_t at = target;
+    /* a copy, so that target itself stays in registers on the node path;
+     * field by field: a copy of the whole would load each of its words
+     * as it is stored, stalling on store forwarding */
+    const dart__target_t at = {.team = target.team,
+                               .seg = target.seg,
+                               .route = target.route,
+                               .offset = target.offset,
+                               .unit = target.unit};
     *ret = dart__ucx__contig(func, &at, local, bytes, is_put, mode, handle);
     return true;
   }
@@ -236,9 +219,7 @@ uncached_transfer(const char *func, dart_gptr_t gptr, void *local,
                   dart__mode_t mode, dart_handle_t *handle)
 {
   dart_ret_t ret;
-  if (cached_ucx(func, gptr, local, nelem, local_type, remote_type, is_put,
-                 mode, handle, &ret) ||
-      fast_transfer(func, gptr, local, nelem, local_type, remote_type, is_put,
+  if (fast_transfer(func, gptr, local, nelem, local_type, remote_type, is_put,
                     mode, handle, &ret))
     return ret;
   return routed_transfer(func, gptr, local, nelem, local_type, remote_type,
