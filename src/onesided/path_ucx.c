@@ -334,7 +334,9 @@ static dart_ret_t ucx_flush(dart__team_t *team, int unit)
 
 dart_ret_t dart__ucx__flush_all(void)
 {
+  /* read first: an exchange is a locked instruction, a load is not */
   if (dart__rt.transport != DART__TRANSPORT_UCX ||
+      !atomic_load_explicit(&ucx.dirty, memory_order_relaxed) ||
       !atomic_exchange_explicit(&ucx.dirty, false, memory_order_relaxed))
     return DART_OK;
   dart_ret_t ret = wait_counted("dart_flush_all");

@@ -134,6 +134,7 @@ dart_ret_t dart_barrier(dart_team_t teamid)
   if (ret == DART_OK) ret = dart__team__sync_windows();
   if (ret != DART_OK) return ret;
   dart__base__fence();
+  if (team->size == 1) return DART_OK; /* nobody to meet */
   ret = dart__team__barrier(func, team);
   dart__base__fence();
   if (ret != DART_OK) return ret;
