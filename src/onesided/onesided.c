@@ -4,6 +4,7 @@
  */
 #include <dart/dart_communication.h>
 #include <dart/dart_ext.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -157,8 +158,15 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   dart__target_t target;
   if (!dart__globmem__route_at(gptr, bytes, &target)) return false;
   const int path = target.route->path;
-  if (path > DART__PATH_SHM && path != DART__PATH_UCX) return false;
+  if (path > DART__PATH_SHM && path != DART__PATH_UCX &&
+      (path != DART__PATH_MPI || bytes > INT_MAX))
+    return false;
   dart__onesided__count_op(path);
+  if (path == DART__PATH_MPI) {
+    *ret = dart__mpi__contig(func, &target, local, bytes, is_put, mode,
+                             handle);
+    return true;
+  }
   if (path == DART__PATH_UCX) {
     /* a copy, so that target itself stays in registers on the node path;
      * field by field: a copy of the whole would load each of its words

@@ -135,6 +135,13 @@ extern const dart__path_ops_t dart__path_cma;
 extern const dart__path_ops_t dart__path_ucx;
 #endif
 
+/* A contiguous transfer of at most INT_MAX bytes between local (host
+ * memory) and t over the MPI path, without the path table (the public
+ * functions' fast path). Failures are logged as func. */
+dart_ret_t dart__mpi__contig(const char *func, const dart__target_t *t,
+                             void *local, size_t bytes, bool is_put,
+                             dart__mode_t mode, dart_handle_t *handle);
+
 /*
  * ---- the UCX transport (path_ucx.c) ----
  * Active when DART_TRANSPORT=ucx and UCX started on every unit

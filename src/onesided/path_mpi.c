@@ -31,6 +31,45 @@ static size_t layout_offset(const dart__dtype_t *t, size_t n)
   return (t->contiguous ? n : n / t->num_elem * t->extent) * t->elem_size;
 }
 
+/* The end of a started transfer to unit of team: complete for a blocking
+ * one, else owed to the unit's next flush (and handed out as h). */
+static dart_ret_t finish(dart__team_t *team, int unit, dart__mode_t mode,
+                         dart_handle_t h, dart_handle_t *handle)
+{
+  if (mode == DART__MODE_BLOCKING) {
+    DART__MPI_CHECK(MPI_Win_flush(unit, team->win));
+  } else {
+    dart__team__mark_dirty(team, unit);
+    if (h) *handle = h;
+  }
+  return DART_OK;
+}
+
+dart_ret_t dart__mpi__contig(const char *func, const dart__target_t *t,
+                             void *local, size_t bytes, bool is_put,
+                             dart__mode_t mode, dart_handle_t *handle)
+{
+  dart__team_t *team = t->team;
+  dart_handle_t h = NULL;
+  if (mode == DART__MODE_HANDLE &&
+      (h = dart__onesided__handle_new(team, t->unit, DART__PATH_MPI,
+                                      is_put)) == NULL)
+    return DART_ERR_NOMEM;
+  MPI_Aint at = t->route->disp + (MPI_Aint)t->offset;
+  int count = (int)bytes;
+  int ret = is_put ? MPI_Put(local, count, MPI_BYTE, t->unit, at, count,
+                             MPI_BYTE, team->win)
+                   : MPI_Get(local, count, MPI_BYTE, t->unit, at, count,
+                             MPI_BYTE, team->win);
+  if (ret != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_%s to unit %d of team %d failed",
+                      is_put ? "Put" : "Get", t->unit, team->id);
+    if (h) dart__onesided__handle_release(h);
+    return DART_ERR_OTHER;
+  }
+  return finish(team, t->unit, mode, h, handle);
+}
+
 static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
                            dart__mode_t mode, dart_handle_t *handle)
 {
@@ -73,13 +112,7 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
       return DART_ERR_OTHER;
     }
   }
-  if (mode == DART__MODE_BLOCKING) {
-    DART__MPI_CHECK(MPI_Win_flush(t->unit, team->win));
-  } else {
-    dart__team__mark_dirty(team, t->unit);
-    if (h) *handle = h;
-  }
-  return DART_OK;
+  return finish(team, t->unit, mode, h, handle);
 }
 
 static dart_ret_t mpi_put(const dart__xfer_t *x, dart__mode_t mode,
