@@ -50,13 +50,6 @@ bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size);
  */
 #define DART__ROUTE_CACHE_LEN 64
 
-/* What the fast paths of the public functions do with a cached route. */
-enum {
-  DART__FAST_NONE, /* nothing: through the path table */
-  DART__FAST_COPY, /* loads and stores at base (SELF, SHM; no device backend) */
-  DART__FAST_UCX   /* dart__ucx__contig (no device backend) */
-};
-
 typedef struct {
   uint64_t key;  /* dart__globmem__route_key of the gptr; 0: empty */
   char *base;    /* the route's */
@@ -69,7 +62,9 @@ typedef struct {
   dart__segment_t *seg;
   const dart__route_t *route;
   int8_t path, atomics; /* the route's */
-  int8_t fast;          /* DART__FAST_* */
+  /* the public functions copy to and from base themselves: SELF or SHM,
+   * and no device backend (whose local buffers may be device memory) */
+  bool copy;
 } __attribute__((aligned(64))) dart__route_cache_t;
 _Static_assert(sizeof(dart__route_cache_t) == 64, "one cache line an entry");
 

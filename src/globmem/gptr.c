@@ -13,25 +13,13 @@ dart__route_cache_t dart__globmem__route_cache[DART__ROUTE_CACHE_LEN];
 /* The entry's operations to the path counters, as it goes. */
 static void route_retire(const dart__route_cache_t *e)
 {
-  if (e->key != 0 && e->ops != 0) {
-    _Atomic uint64_t *count = &dart__onesided__path_ops[e->path];
-    atomic_store_explicit(
-        count, atomic_load_explicit(count, memory_order_relaxed) + e->ops,
-        memory_order_relaxed);
-  }
+  if (e->key != 0) dart__onesided__count_ops(e->path, e->ops);
 }
 
 void dart__globmem__route_fill(dart_gptr_t gptr, const dart__target_t *target)
 {
   const dart__route_t *r = target->route;
   uint64_t key = dart__globmem__route_key(gptr);
-  /* with a device backend the public functions tell device from host
-   * memory on the local side first: nothing for their fast paths */
-  int8_t fast = DART__FAST_NONE;
-  if (dart__gpu.ops == NULL && r->path <= DART__PATH_SHM)
-    fast = DART__FAST_COPY;
-  else if (dart__gpu.ops == NULL && r->path == DART__PATH_UCX)
-    fast = DART__FAST_UCX;
   dart__route_cache_t *e = dart__globmem__route_entry(key);
   route_retire(e);
   *e = (dart__route_cache_t){.key = key,
@@ -42,7 +30,8 @@ void dart__globmem__route_fill(dart_gptr_t gptr, const dart__target_t *target)
                              .route = r,
                              .path = (int8_t)r->path,
                              .atomics = (int8_t)r->atomics,
-                             .fast = fast};
+                             .copy = r->path <= DART__PATH_SHM &&
+                                     dart__gpu.ops == NULL};
 }
 
 void dart__globmem__route_cache_clear(void)

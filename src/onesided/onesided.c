@@ -127,7 +127,7 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
       fast_bytes(local, nelem, local_type, remote_type, mode, handle);
   if (bytes == 0) return false;
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, bytes);
-  if (__builtin_expect(e == NULL || e->fast != DART__FAST_COPY, 0))
+  if (__builtin_expect(e == NULL || !e->copy, 0))
     return false;
   e->ops++;
   copy_now(e->base + gptr.addr_or_offs.offset, local, bytes, is_put, mode,

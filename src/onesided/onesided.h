@@ -81,13 +81,18 @@ typedef struct {
 extern const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT];
 extern _Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
 
-static inline void dart__onesided__count_op(int path)
+static inline void dart__onesided__count_ops(int path, uint64_t n)
 {
   atomic_store_explicit(
       &dart__onesided__path_ops[path],
       atomic_load_explicit(&dart__onesided__path_ops[path],
-                           memory_order_relaxed) + 1,
+                           memory_order_relaxed) + n,
       memory_order_relaxed);
+}
+
+static inline void dart__onesided__count_op(int path)
+{
+  dart__onesided__count_ops(path, 1);
 }
 
 /* A non-blocking put by CPU stores left stores the next flush must fence
