@@ -217,8 +217,8 @@ cached_accumulate(dart_gptr_t gptr, const void *value, size_t nelem,
                   dart_datatype_t type, dart_operation_t op)
 {
   if (nelem != 1 || value == NULL || type <= DART_TYPE_UNDEFINED ||
-      type >= DART_TYPE_LAST || !dart__onesided__one_instruction(op) ||
-      !dart__globmem__basic_types[type].integral)
+      type >= DART_TYPE_LAST ||
+      !dart__onesided__acc_queueable(&dart__globmem__basic_types[type], op))
     return false;
   size_t size = dart__globmem__basic_size[type];
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, size);

@@ -168,15 +168,8 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
     return true;
   }
   if (path == DART__PATH_UCX) {
-    /* a copy, so that target itself stays in registers on the node path;
-     * field by field: a copy of the whole would load each of its words
-     * as it is stored, stalling on store forwarding */
-    const dart__target_t at = {.team = target.team,
-                               .seg = target.seg,
-                               .route = target.route,
-                               .offset = target.offset,
-                               .unit = target.unit};
-    *ret = dart__ucx__contig(func, &at, local, bytes, is_put, mode, handle);
+    *ret = dart__ucx__contig(func, &target, local, bytes, is_put, mode,
+                             handle);
     return true;
   }
   copy_now(target.route->base + target.offset, local, bytes, is_put, mode,
