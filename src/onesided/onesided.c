@@ -112,27 +112,42 @@ fast_bytes(void *local, size_t nelem, dart_datatype_t local_type,
   return bytes;
 }
 
+/* What the hot path did with a transfer. */
+typedef enum {
+  HOT_COPIED, /* copied right here: done */
+  HOT_UCX,    /* a cached route along the UCX path: *e and *bytes set */
+  HOT_MISSED  /* anything else: nothing done */
+} hot_t;
+
 /*
  * The hot path: one basic type on both sides to a cached route of load
- * and store memory, copied right here (true). Nothing else is done here,
- * so that the public functions need no registers saved for it; false,
- * with nothing done, for anything else.
+ * and store memory, copied right here. Nothing else is done here, so that
+ * the public functions need no registers saved for it. A cached route
+ * along the UCX path (and no device backend, whose local buffers may be
+ * device memory) goes to UCX directly.
  */
-static inline __attribute__((always_inline)) bool
+static inline __attribute__((always_inline)) hot_t
 cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
                 dart_datatype_t local_type, dart_datatype_t remote_type,
-                bool is_put, dart__mode_t mode, dart_handle_t *handle)
+                bool is_put, dart__mode_t mode, dart_handle_t *handle,
+                dart__route_cache_t **ucx, size_t *ucx_bytes)
 {
   size_t bytes =
       fast_bytes(local, nelem, local_type, remote_type, mode, handle);
-  if (bytes == 0) return false;
+  if (bytes == 0) return HOT_MISSED;
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, bytes);
-  if (__builtin_expect(e == NULL || !e->copy, 0))
-    return false;
+  if (__builtin_expect(e == NULL, 0)) return HOT_MISSED;
+  if (__builtin_expect(!e->copy, 0)) {
+    if (e->path != DART__PATH_UCX || dart__gpu.ops != NULL)
+      return HOT_MISSED;
+    *ucx = e;
+    *ucx_bytes = bytes;
+    return HOT_UCX;
+  }
   e->ops++;
   copy_now(e->base + gptr.addr_or_offs.offset, local, bytes, is_put, mode,
            handle);
-  return true;
+  return HOT_COPIED;
 }
 
 /*
@@ -228,9 +243,10 @@ uncached_transfer(const char *func, dart_gptr_t gptr, void *local,
 }
 
 /*
- * Each public transfer function is the hot path, and for everything else
- * jumps to a twin of the same signature, out of line: with its arguments
- * where they came, it saves and shuffles no registers on the hot path.
+ * Each public transfer function is the hot path, calls UCX directly on a
+ * cached route along its path, and for everything else jumps to a twin of
+ * the same signature, out of line: with its arguments where they came, it
+ * saves and shuffles no registers on the hot path.
  */
 static __attribute__((noinline)) dart_ret_t
 put_rest(dart_gptr_t gptr, const void *src, size_t nelem,
@@ -243,10 +259,15 @@ put_rest(dart_gptr_t gptr, const void *src, size_t nelem,
 dart_ret_t dart_put(dart_gptr_t gptr, const void *src, size_t nelem,
                     dart_datatype_t src_type, dart_datatype_t dst_type)
 {
-  if (__builtin_expect(cached_transfer(gptr, (void *)src, nelem, src_type,
-                                       dst_type, true, DART__MODE_NB, NULL),
-                       1))
-    return DART_OK;
+  dart__route_cache_t *e = NULL;
+  size_t bytes = 0;
+  const hot_t hot = cached_transfer(gptr, (void *)src, nelem, src_type,
+                                    dst_type, true, DART__MODE_NB, NULL, &e,
+                                    &bytes);
+  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
+  if (hot == HOT_UCX)
+    return dart__ucx__cached(e, gptr, (void *)src, bytes, true, DART__MODE_NB,
+                             NULL);
   return put_rest(gptr, src, nelem, src_type, dst_type);
 }
 
@@ -261,10 +282,14 @@ get_rest(void *dest, dart_gptr_t gptr, size_t nelem,
 dart_ret_t dart_get(void *dest, dart_gptr_t gptr, size_t nelem,
                     dart_datatype_t src_type, dart_datatype_t dst_type)
 {
-  if (__builtin_expect(cached_transfer(gptr, dest, nelem, dst_type, src_type,
-                                       false, DART__MODE_NB, NULL),
-                       1))
-    return DART_OK;
+  dart__route_cache_t *e = NULL;
+  size_t bytes = 0;
+  const hot_t hot = cached_transfer(gptr, dest, nelem, dst_type, src_type,
+                                    false, DART__MODE_NB, NULL, &e, &bytes);
+  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
+  if (hot == HOT_UCX)
+    return dart__ucx__cached(e, gptr, dest, bytes, false, DART__MODE_NB,
+                             NULL);
   return get_rest(dest, gptr, nelem, src_type, dst_type);
 }
 
@@ -280,11 +305,15 @@ put_blocking_rest(dart_gptr_t gptr, const void *src, size_t nelem,
 dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void *src, size_t nelem,
                              dart_datatype_t src_type, dart_datatype_t dst_type)
 {
-  if (__builtin_expect(cached_transfer(gptr, (void *)src, nelem, src_type,
-                                       dst_type, true, DART__MODE_BLOCKING,
-                                       NULL),
-                       1))
-    return DART_OK;
+  dart__route_cache_t *e = NULL;
+  size_t bytes = 0;
+  const hot_t hot = cached_transfer(gptr, (void *)src, nelem, src_type,
+                                    dst_type, true, DART__MODE_BLOCKING, NULL,
+                                    &e, &bytes);
+  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
+  if (hot == HOT_UCX)
+    return dart__ucx__cached(e, gptr, (void *)src, bytes, true,
+                             DART__MODE_BLOCKING, NULL);
   return put_blocking_rest(gptr, src, nelem, src_type, dst_type);
 }
 
@@ -299,10 +328,15 @@ get_blocking_rest(void *dest, dart_gptr_t gptr, size_t nelem,
 dart_ret_t dart_get_blocking(void *dest, dart_gptr_t gptr, size_t nelem,
                              dart_datatype_t src_type, dart_datatype_t dst_type)
 {
-  if (__builtin_expect(cached_transfer(gptr, dest, nelem, dst_type, src_type,
-                                       false, DART__MODE_BLOCKING, NULL),
-                       1))
-    return DART_OK;
+  dart__route_cache_t *e = NULL;
+  size_t bytes = 0;
+  const hot_t hot = cached_transfer(gptr, dest, nelem, dst_type, src_type,
+                                    false, DART__MODE_BLOCKING, NULL, &e,
+                                    &bytes);
+  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
+  if (hot == HOT_UCX)
+    return dart__ucx__cached(e, gptr, dest, bytes, false, DART__MODE_BLOCKING,
+                             NULL);
   return get_blocking_rest(dest, gptr, nelem, src_type, dst_type);
 }
 
@@ -320,11 +354,15 @@ dart_ret_t dart_put_handle(dart_gptr_t gptr, const void *src, size_t nelem,
                            dart_datatype_t src_type, dart_datatype_t dst_type,
                            dart_handle_t *handle)
 {
-  if (__builtin_expect(cached_transfer(gptr, (void *)src, nelem, src_type,
-                                       dst_type, true, DART__MODE_HANDLE,
-                                       handle),
-                       1))
-    return DART_OK;
+  dart__route_cache_t *e = NULL;
+  size_t bytes = 0;
+  const hot_t hot = cached_transfer(gptr, (void *)src, nelem, src_type,
+                                    dst_type, true, DART__MODE_HANDLE, handle,
+                                    &e, &bytes);
+  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
+  if (hot == HOT_UCX)
+    return dart__ucx__cached(e, gptr, (void *)src, bytes, true,
+                             DART__MODE_HANDLE, handle);
   return put_handle_rest(gptr, src, nelem, src_type, dst_type, handle);
 }
 
@@ -341,10 +379,15 @@ dart_ret_t dart_get_handle(void *dest, dart_gptr_t gptr, size_t nelem,
                            dart_datatype_t src_type, dart_datatype_t dst_type,
                            dart_handle_t *handle)
 {
-  if (__builtin_expect(cached_transfer(gptr, dest, nelem, dst_type, src_type,
-                                       false, DART__MODE_HANDLE, handle),
-                       1))
-    return DART_OK;
+  dart__route_cache_t *e = NULL;
+  size_t bytes = 0;
+  const hot_t hot = cached_transfer(gptr, dest, nelem, dst_type, src_type,
+                                    false, DART__MODE_HANDLE, handle, &e,
+                                    &bytes);
+  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
+  if (hot == HOT_UCX)
+    return dart__ucx__cached(e, gptr, dest, bytes, false, DART__MODE_HANDLE,
+                             handle);
   return get_handle_rest(dest, gptr, nelem, src_type, dst_type, handle);
 }
 

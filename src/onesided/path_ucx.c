@@ -54,11 +54,12 @@ static dart_ret_t ucx_error(const char *func, const char *what,
   return DART_ERR_OTHER;
 }
 
-/* Completes a request by progressing the worker, and frees it. */
-static dart_ret_t wait_request(const char *func, const char *what,
-                               ucs_status_ptr_t req, int unit)
+/* A request that did not complete at once: progresses the worker until
+ * it does, and frees it. */
+static __attribute__((noinline)) dart_ret_t
+wait_pending(const char *func, const char *what, ucs_status_ptr_t req,
+             int unit)
 {
-  if (req == NULL) return DART_OK;
   if (UCS_PTR_IS_ERR(req))
     return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
   ucs_status_t status;
@@ -68,6 +69,15 @@ static dart_ret_t wait_request(const char *func, const char *what,
   ucp_request_free(req);
   if (status != UCS_OK) return ucx_error(func, what, status, unit);
   return DART_OK;
+}
+
+/* Completes a request (NULL: complete at once, as small transfers through
+ * shared memory are: no call then). */
+static inline dart_ret_t wait_request(const char *func, const char *what,
+                                      ucs_status_ptr_t req, int unit)
+{
+  if (__builtin_expect(req == NULL, 1)) return DART_OK;
+  return wait_pending(func, what, req, unit);
 }
 
 /* A unit that polls through DART with operations that complete in place
@@ -262,9 +272,9 @@ static inline dart_ret_t finish(dart_ret_t ret, dart__mode_t mode,
   return ret;
 }
 
-dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
-                            void *local, size_t bytes, bool is_put,
-                            dart__mode_t mode, dart_handle_t *handle)
+static inline __attribute__((always_inline)) dart_ret_t
+contig(const char *func, const dart__target_t *t, void *local, size_t bytes,
+       bool is_put, dart__mode_t mode, dart_handle_t *handle)
 {
   remote_t r;
   dart_handle_t h;
@@ -285,6 +295,31 @@ dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
       ret = flush_ep(func, r.ep, r.unit);
   }
   return finish(ret, mode, h, handle);
+}
+
+dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
+                            void *local, size_t bytes, bool is_put,
+                            dart__mode_t mode, dart_handle_t *handle)
+{
+  return contig(func, t, local, bytes, is_put, mode, handle);
+}
+
+dart_ret_t dart__ucx__cached(dart__route_cache_t *e, dart_gptr_t gptr,
+                            void *local, size_t bytes, bool is_put,
+                            dart__mode_t mode, dart_handle_t *handle)
+{
+  static const char *const func[2][3] = {
+      {"dart_get", "dart_get_blocking", "dart_get_handle"},
+      {"dart_put", "dart_put_blocking", "dart_put_handle"}};
+  e->ops++;
+  /* the fields the path reads (an initializer would clear grown too) */
+  dart__target_t t;
+  t.team = e->team;
+  t.seg = e->seg;
+  t.route = e->route;
+  t.offset = gptr.addr_or_offs.offset;
+  t.unit = gptr.unitid;
+  return contig(func[is_put][mode], &t, local, bytes, is_put, mode, handle);
 }
 
 static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
