@@ -112,42 +112,35 @@ fast_bytes(void *local, size_t nelem, dart_datatype_t local_type,
   return bytes;
 }
 
-/* What the hot path did with a transfer. */
-typedef enum {
-  HOT_COPIED, /* copied right here: done */
-  HOT_UCX,    /* a cached route along the UCX path: *e and *bytes set */
-  HOT_MISSED  /* anything else: nothing done */
-} hot_t;
-
 /*
  * The hot path: one basic type on both sides to a cached route of load
- * and store memory, copied right here. Nothing else is done here, so that
- * the public functions need no registers saved for it. A cached route
- * along the UCX path (and no device backend, whose local buffers may be
- * device memory) goes to UCX directly.
+ * and store memory, copied right here, or along the UCX path (and no
+ * device backend, whose local buffers may be device memory), handed to
+ * UCX at once; true then, with the result in *ret. Nothing else is done
+ * here, so that the public functions need no registers saved for it;
+ * false, with nothing done, for anything else.
  */
-static inline __attribute__((always_inline)) hot_t
+static inline __attribute__((always_inline)) bool
 cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
                 dart_datatype_t local_type, dart_datatype_t remote_type,
                 bool is_put, dart__mode_t mode, dart_handle_t *handle,
-                dart__route_cache_t **ucx, size_t *ucx_bytes)
+                dart_ret_t *ret)
 {
   size_t bytes =
       fast_bytes(local, nelem, local_type, remote_type, mode, handle);
-  if (bytes == 0) return HOT_MISSED;
+  if (bytes == 0) return false;
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, bytes);
-  if (__builtin_expect(e == NULL, 0)) return HOT_MISSED;
+  if (__builtin_expect(e == NULL, 0)) return false;
   if (__builtin_expect(!e->copy, 0)) {
-    if (e->path != DART__PATH_UCX || dart__gpu.ops != NULL)
-      return HOT_MISSED;
-    *ucx = e;
-    *ucx_bytes = bytes;
-    return HOT_UCX;
+    if (e->path != DART__PATH_UCX || dart__gpu.ops != NULL) return false;
+    *ret = dart__ucx__cached(e, gptr, local, bytes, is_put, mode, handle);
+    return true;
   }
   e->ops++;
   copy_now(e->base + gptr.addr_or_offs.offset, local, bytes, is_put, mode,
            handle);
-  return HOT_COPIED;
+  *ret = DART_OK;
+  return true;
 }
 
 /*
@@ -243,10 +236,9 @@ uncached_transfer(const char *func, dart_gptr_t gptr, void *local,
 }
 
 /*
- * Each public transfer function is the hot path, calls UCX directly on a
- * cached route along its path, and for everything else jumps to a twin of
- * the same signature, out of line: with its arguments where they came, it
- * saves and shuffles no registers on the hot path.
+ * Each public transfer function is the hot path, and for everything else
+ * jumps to a twin of the same signature, out of line: with its arguments
+ * where they came, it saves and shuffles no registers on the hot path.
  */
 static __attribute__((noinline)) dart_ret_t
 put_rest(dart_gptr_t gptr, const void *src, size_t nelem,
@@ -259,15 +251,12 @@ put_rest(dart_gptr_t gptr, const void *src, size_t nelem,
 dart_ret_t dart_put(dart_gptr_t gptr, const void *src, size_t nelem,
                     dart_datatype_t src_type, dart_datatype_t dst_type)
 {
-  dart__route_cache_t *e = NULL;
-  size_t bytes = 0;
-  const hot_t hot = cached_transfer(gptr, (void *)src, nelem, src_type,
-                                    dst_type, true, DART__MODE_NB, NULL, &e,
-                                    &bytes);
-  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
-  if (hot == HOT_UCX)
-    return dart__ucx__cached(e, gptr, (void *)src, bytes, true, DART__MODE_NB,
-                             NULL);
+  dart_ret_t ret;
+  if (__builtin_expect(cached_transfer(gptr, (void *)src, nelem, src_type,
+                                       dst_type, true, DART__MODE_NB, NULL,
+                                       &ret),
+                       1))
+    return ret;
   return put_rest(gptr, src, nelem, src_type, dst_type);
 }
 
@@ -282,14 +271,11 @@ get_rest(void *dest, dart_gptr_t gptr, size_t nelem,
 dart_ret_t dart_get(void *dest, dart_gptr_t gptr, size_t nelem,
                     dart_datatype_t src_type, dart_datatype_t dst_type)
 {
-  dart__route_cache_t *e = NULL;
-  size_t bytes = 0;
-  const hot_t hot = cached_transfer(gptr, dest, nelem, dst_type, src_type,
-                                    false, DART__MODE_NB, NULL, &e, &bytes);
-  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
-  if (hot == HOT_UCX)
-    return dart__ucx__cached(e, gptr, dest, bytes, false, DART__MODE_NB,
-                             NULL);
+  dart_ret_t ret;
+  if (__builtin_expect(cached_transfer(gptr, dest, nelem, dst_type, src_type,
+                                       false, DART__MODE_NB, NULL, &ret),
+                       1))
+    return ret;
   return get_rest(dest, gptr, nelem, src_type, dst_type);
 }
 
@@ -305,15 +291,12 @@ put_blocking_rest(dart_gptr_t gptr, const void *src, size_t nelem,
 dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void *src, size_t nelem,
                              dart_datatype_t src_type, dart_datatype_t dst_type)
 {
-  dart__route_cache_t *e = NULL;
-  size_t bytes = 0;
-  const hot_t hot = cached_transfer(gptr, (void *)src, nelem, src_type,
-                                    dst_type, true, DART__MODE_BLOCKING, NULL,
-                                    &e, &bytes);
-  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
-  if (hot == HOT_UCX)
-    return dart__ucx__cached(e, gptr, (void *)src, bytes, true,
-                             DART__MODE_BLOCKING, NULL);
+  dart_ret_t ret;
+  if (__builtin_expect(cached_transfer(gptr, (void *)src, nelem, src_type,
+                                       dst_type, true, DART__MODE_BLOCKING,
+                                       NULL, &ret),
+                       1))
+    return ret;
   return put_blocking_rest(gptr, src, nelem, src_type, dst_type);
 }
 
@@ -328,15 +311,11 @@ get_blocking_rest(void *dest, dart_gptr_t gptr, size_t nelem,
 dart_ret_t dart_get_blocking(void *dest, dart_gptr_t gptr, size_t nelem,
                              dart_datatype_t src_type, dart_datatype_t dst_type)
 {
-  dart__route_cache_t *e = NULL;
-  size_t bytes = 0;
-  const hot_t hot = cached_transfer(gptr, dest, nelem, dst_type, src_type,
-                                    false, DART__MODE_BLOCKING, NULL, &e,
-                                    &bytes);
-  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
-  if (hot == HOT_UCX)
-    return dart__ucx__cached(e, gptr, dest, bytes, false, DART__MODE_BLOCKING,
-                             NULL);
+  dart_ret_t ret;
+  if (__builtin_expect(cached_transfer(gptr, dest, nelem, dst_type, src_type,
+                                       false, DART__MODE_BLOCKING, NULL, &ret),
+                       1))
+    return ret;
   return get_blocking_rest(dest, gptr, nelem, src_type, dst_type);
 }
 
@@ -354,15 +333,12 @@ dart_ret_t dart_put_handle(dart_gptr_t gptr, const void *src, size_t nelem,
                            dart_datatype_t src_type, dart_datatype_t dst_type,
                            dart_handle_t *handle)
 {
-  dart__route_cache_t *e = NULL;
-  size_t bytes = 0;
-  const hot_t hot = cached_transfer(gptr, (void *)src, nelem, src_type,
-                                    dst_type, true, DART__MODE_HANDLE, handle,
-                                    &e, &bytes);
-  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
-  if (hot == HOT_UCX)
-    return dart__ucx__cached(e, gptr, (void *)src, bytes, true,
-                             DART__MODE_HANDLE, handle);
+  dart_ret_t ret;
+  if (__builtin_expect(cached_transfer(gptr, (void *)src, nelem, src_type,
+                                       dst_type, true, DART__MODE_HANDLE,
+                                       handle, &ret),
+                       1))
+    return ret;
   return put_handle_rest(gptr, src, nelem, src_type, dst_type, handle);
 }
 
@@ -379,15 +355,11 @@ dart_ret_t dart_get_handle(void *dest, dart_gptr_t gptr, size_t nelem,
                            dart_datatype_t src_type, dart_datatype_t dst_type,
                            dart_handle_t *handle)
 {
-  dart__route_cache_t *e = NULL;
-  size_t bytes = 0;
-  const hot_t hot = cached_transfer(gptr, dest, nelem, dst_type, src_type,
-                                    false, DART__MODE_HANDLE, handle, &e,
-                                    &bytes);
-  if (__builtin_expect(hot == HOT_COPIED, 1)) return DART_OK;
-  if (hot == HOT_UCX)
-    return dart__ucx__cached(e, gptr, dest, bytes, false, DART__MODE_HANDLE,
-                             handle);
+  dart_ret_t ret;
+  if (__builtin_expect(cached_transfer(gptr, dest, nelem, dst_type, src_type,
+                                       false, DART__MODE_HANDLE, handle, &ret),
+                       1))
+    return ret;
   return get_handle_rest(dest, gptr, nelem, src_type, dst_type, handle);
 }
 

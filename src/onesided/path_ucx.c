@@ -57,7 +57,7 @@ static dart_ret_t ucx_error(const char *func, const char *what,
 /* A request that did not complete at once: progresses the worker until
  * it does, and frees it. */
 static __attribute__((noinline)) dart_ret_t
-wait_pending(const char *func, const char *what, ucs_status_ptr_t req,
+wait_started(const char *func, const char *what, ucs_status_ptr_t req,
              int unit)
 {
   if (UCS_PTR_IS_ERR(req))
@@ -77,7 +77,7 @@ static inline dart_ret_t wait_request(const char *func, const char *what,
                                       ucs_status_ptr_t req, int unit)
 {
   if (__builtin_expect(req == NULL, 1)) return DART_OK;
-  return wait_pending(func, what, req, unit);
+  return wait_started(func, what, req, unit);
 }
 
 /* A unit that polls through DART with operations that complete in place
