@@ -204,6 +204,14 @@ END {
       "dart + flush=bandwidth:" o "_nb_flush:dart|dart handles=bandwidth:" o "_handle_wait:dart|raw ucp + flush=bandwidth:" o "_nb_flush:ucx|dart, MPI transport=bandwidth:" o "_nb_flush:dart:upn1|MPI dynamic=bandwidth:" o "_nb_flush:mpi_dyn", \
       3, "MB/s")
   }
+  # UCX's own benchmark between two processes (run-ucx-perftest), for
+  # reference next to the raw and libdart rows on the same layout
+  by_size("ucx_perftest for reference: latency", "perftest", lay, 2, \
+    "ucx_perftest put (half a ping-pong)=perftest:put_lat:ucx_perftest|ucx_perftest get=perftest:get_lat:ucx_perftest|raw ucp put + flush=latency:put_blocking:ucx|raw ucp get=latency:get_blocking:ucx|dart put blocking=latency:put_blocking:dart|dart get blocking=latency:get_blocking:dart", \
+    0, "µs")
+  by_size("ucx_perftest for reference: put bandwidth", "perftest", lay, 2, \
+    "ucx_perftest put_bw=perftest:put_bw:ucx_perftest|raw ucp + flush, windows of 16=bandwidth:put_nb_flush:ucx|dart + flush, windows of 16=bandwidth:put_nb_flush:dart", \
+    0, "MB/s")
   print ""
   print "### Atomics"
   for (li = 0; li < 3; li++) {
