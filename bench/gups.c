@@ -9,6 +9,12 @@
  *               MPI_Win_flush_all at the end
  *   shm_atomic  __atomic_fetch_xor on an MPI-3 shared window (the node's
  *               limit; only where all units share one node)
+ *   ucx         raw UCX (built with UCX, only where the units span nodes):
+ *               ucp_atomic_op_nbx (UCP_ATOMIC_OP_XOR) on memory UCX
+ *               allocates (raw_ucx.h), to the unit's own memory too as a
+ *               portable UCX program must (a network's atomics are not
+ *               atomic with the CPU's); a worker flush every CHUNK
+ *               updates, after which their operands are reused
  * Five rounds run every implementation in turn; in each, each unit updates
  * for 0.2 s (or its whole stretch of 4 * 2^n updates, whichever ends
  * first). GUP/s = all updates / the slowest unit, the median round's.
@@ -25,6 +31,9 @@
 
 #include "dart_bench.h"
 #include "hpcc.h"
+#ifdef BENCH_HAVE_UCX
+#include "raw_ucx.h"
+#endif
 
 #define CHUNK 1024
 #define ROUNDS 5
@@ -37,13 +46,32 @@ typedef struct {
   dart_gptr_t table;
   MPI_Win win;
   uint64_t **shm; /* each unit's part of the shared window */
+#ifdef BENCH_HAVE_UCX
+  raw_ucx_t ucx;
+  uint64_t operands[CHUNK]; /* until the flush that ends their chunk */
+#endif
 } gups_t;
 
-enum { DART, DART_FETCH, MPI_ALLOC, SHM_ATOMIC, IMPLS };
+enum { DART, DART_FETCH, MPI_ALLOC, SHM_ATOMIC, UCX, IMPLS };
 static const char *const names[IMPLS] = {"dart", "dart_fetch", "mpi_alloc",
-                                         "shm_atomic"};
+                                         "shm_atomic", "ucx"};
 
-static int update(const gups_t *g, uint64_t ran)
+#ifdef BENCH_HAVE_UCX
+static const ucp_request_param_t amo_param = {
+    .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+    .datatype = ucp_dt_make_contig(sizeof(uint64_t))};
+
+/* Completes every raw update made so far; 1 when they all succeeded. */
+static int ucx_complete(const gups_t *g)
+{
+  const ucp_request_param_t param = {.op_attr_mask = 0};
+  return raw_ucx_wait(&g->ucx, ucp_worker_flush_nbx(g->ucx.worker,
+                                                    &param)) == 0;
+}
+#endif
+
+/* Update i of a chunk of CHUNK. */
+static int update(gups_t *g, uint64_t ran, uint64_t i)
 {
   uint64_t index = ran & (g->words - 1);
   int unit = (int)(index >> g->shift);
@@ -64,7 +92,20 @@ static int update(const gups_t *g, uint64_t ran)
   case MPI_ALLOC:
     return MPI_Accumulate(&ran, 1, MPI_UINT64_T, unit, (MPI_Aint)offset, 1,
                           MPI_UINT64_T, MPI_BXOR, g->win) == MPI_SUCCESS;
+#ifdef BENCH_HAVE_UCX
+  case UCX: {
+    g->operands[i] = ran;
+    ucs_status_ptr_t req = ucp_atomic_op_nbx(
+        g->ucx.ep[unit], UCP_ATOMIC_OP_XOR, &g->operands[i], 1,
+        g->ucx.remote[unit] + offset * sizeof(uint64_t), g->ucx.rkey[unit],
+        &amo_param);
+    if (UCS_PTR_IS_ERR(req)) return 0;
+    if (req != NULL) ucp_request_free(req); /* goes when it completes */
+    return 1;
+  }
+#endif
   default:
+    (void)i;
     __atomic_fetch_xor(&g->shm[unit][offset], ran, __ATOMIC_SEQ_CST);
     return 1;
   }
@@ -74,7 +115,22 @@ static int complete(const gups_t *g)
 {
   if (g->impl == MPI_ALLOC) return MPI_Win_flush_all(g->win) == MPI_SUCCESS;
   if (g->impl <= DART_FETCH) return dart_flush_all(g->table) == DART_OK;
+#ifdef BENCH_HAVE_UCX
+  if (g->impl == UCX) return ucx_complete(g);
+#endif
   return 1;
+}
+
+/* A barrier in which the units serve the operations of impl. */
+static void sync_units(const gups_t *g)
+{
+#ifdef BENCH_HAVE_UCX
+  if (g->impl == UCX) {
+    raw_ucx_sync(&g->ucx);
+    return;
+  }
+#endif
+  dart_barrier(DART_TEAM_ALL);
 }
 
 /* g runs impl from now on (dart_fetch_and_op on a table of its own). */
@@ -86,7 +142,7 @@ static void use(gups_t *g, const dart_gptr_t tables[2], int impl)
 
 /* This unit's updates: the whole stretch, or until seconds have passed
  * (0: no limit). Returns the number made, or -1 on an error. */
-static long run(const gups_t *g, int me, int units, double seconds)
+static long run(gups_t *g, int me, int units, double seconds)
 {
   uint64_t first, count;
   hpcc_stretch(4 * g->words, me, units, &first, &count);
@@ -97,8 +153,11 @@ static long run(const gups_t *g, int me, int units, double seconds)
     uint64_t n = count - done < CHUNK ? count - done : CHUNK;
     for (uint64_t i = 0; i < n; i++) {
       ran = hpcc_next(ran);
-      if (!update(g, ran)) return -1;
+      if (!update(g, ran, i)) return -1;
     }
+#ifdef BENCH_HAVE_UCX
+    if (g->impl == UCX && !ucx_complete(g)) return -1; /* frees operands */
+#endif
     done += n;
     if (seconds > 0 && bench_now() - t0 > seconds) break;
   }
@@ -153,8 +212,18 @@ int main(int argc, char **argv)
     }
   }
 
-  /* the shared-window kernel only where all units share one node */
-  const bool present[IMPLS] = {true, true, true, one_node != 0};
+  bool ucx_on = false;
+#ifdef BENCH_HAVE_UCX
+  if (!one_node) {
+    raw_ucx_open(&g.ucx, g.per_unit * sizeof(uint64_t), UCP_FEATURE_AMO64,
+                 "bench_gups");
+    parts[UCX] = (uint64_t *)g.ucx.mine;
+    ucx_on = g.ucx.on;
+  }
+#endif
+  /* the shared-window kernel only where all units share one node, raw UCX
+   * only where they do not */
+  const bool present[IMPLS] = {true, true, true, one_node != 0, ucx_on};
   for (int impl = 0; impl < IMPLS; impl++) {
     if (!present[impl]) continue;
     uint64_t base = g.per_unit * (uint64_t)me;
@@ -169,10 +238,10 @@ int main(int argc, char **argv)
     for (int impl = 0; impl < IMPLS; impl++) {
       if (!present[impl]) continue;
       use(&g, tables, impl);
-      dart_barrier(DART_TEAM_ALL);
+      sync_units(&g);
       double t0 = bench_now();
       long done = run(&g, me, units, o.smoke ? 0 : ROUND_SECONDS);
-      dart_barrier(DART_TEAM_ALL);
+      sync_units(&g);
       double seconds = bench_now() - t0;
       if (done < 0) {
         fprintf(stderr, "bench_gups: %s: an update failed\n", names[impl]);
@@ -192,7 +261,7 @@ int main(int argc, char **argv)
     use(&g, tables, impl);
     if (run(&g, me, units, 0) < 0) failed = 1;
     if (impl == MPI_ALLOC) MPI_Win_sync(g.win);
-    dart_barrier(DART_TEAM_ALL);
+    sync_units(&g);
     if (impl == MPI_ALLOC) MPI_Win_sync(g.win);
     uint64_t base = g.per_unit * (uint64_t)me, wrong = 0;
     for (uint64_t i = 0; i < g.per_unit; i++)
@@ -204,6 +273,12 @@ int main(int argc, char **argv)
     }
   }
 
+#ifdef BENCH_HAVE_UCX
+  if (!one_node && raw_ucx_close(&g.ucx) != 0) {
+    fprintf(stderr, "bench_gups: closing the raw UCX endpoints failed\n");
+    failed = 1;
+  }
+#endif
   if (shm_win != MPI_WIN_NULL) MPI_Win_free(&shm_win);
   free(g.shm);
   MPI_Win_unlock_all(g.win);

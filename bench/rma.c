@@ -11,9 +11,8 @@
  *   ucx          raw UCX (built with UCX, only where unit 1 is on another
  *                node): the program's own context and worker,
  *                ucp_put_nbx/ucp_get_nbx + ucp_ep_flush_nbx on memory
- *                unit 1 allocates with ucp_mem_map(UCP_MEM_MAP_ALLOCATE),
- *                the kind libdart's UCX transport gives a part that no
- *                node peer shares (DART_UCX_ALLOC)
+ *                unit 1 allocates with ucp_mem_map(UCP_MEM_MAP_ALLOCATE)
+ *                (raw_ucx.h)
  * Latency: the median over repetitions of the time per operation, each
  * operation complete before the next; every repetition runs all the
  * measurements of a size in turn. Bandwidth: windows of 16 operations
@@ -33,12 +32,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#ifdef BENCH_HAVE_UCX
-#include <ucp/api/ucp.h>
-#endif
-
 #include "dart_bench.h"
 #include "pair.h"
+#ifdef BENCH_HAVE_UCX
+#include "raw_ucx.h"
+#endif
 
 #define WINDOW 16
 
@@ -153,29 +151,7 @@ static void run_mpi_alloc(dir_t dir, int mode, char *local, size_t bytes,
 
 /* ---- raw UCX (the ucx rows) ---- */
 #ifdef BENCH_HAVE_UCX
-static struct {
-  int opened;            /* ucx_open ran (all units alike) */
-  int on;                /* units 0 and 1 have it: the ucx rows run */
-  ucp_context_h context; /* units 0 and 1 */
-  ucp_worker_h worker;
-  ucp_ep_h ep;       /* unit 0: to unit 1 */
-  ucp_rkey_h rkey;   /* unit 0: unit 1's memory */
-  uint64_t remote;   /* unit 0: its address at unit 1 */
-  ucp_mem_h memh;    /* unit 1: its memory */
-  char *mine;        /* unit 1: where it is */
-} ucx;
-
-/* Completes a request by progressing the worker; 0 or -1 (error). */
-static int ucx_wait(ucs_status_ptr_t req)
-{
-  if (req == NULL) return 0;
-  if (UCS_PTR_IS_ERR(req)) return -1;
-  ucs_status_t status;
-  while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS)
-    ucp_worker_progress(ucx.worker);
-  ucp_request_free(req);
-  return status == UCS_OK ? 0 : -1;
-}
+static raw_ucx_t ucx; /* on: the ucx rows run */
 
 #define UCX_TRY(call)                                                    \
   do {                                                                   \
@@ -194,149 +170,29 @@ static void run_ucx(dir_t dir, int mode, char *local, size_t bytes, long n,
   (void)mode;
   const ucp_request_param_t param = {.op_attr_mask = 0};
   ucs_status_ptr_t reqs[WINDOW];
+  ucp_ep_h ep = ucx.ep[1];
   for (long i = 0; i < n; i += window) {
     for (int w = 0; w < window; w++) {
-      reqs[w] = dir == PUT ? ucp_put_nbx(ucx.ep, local, bytes, ucx.remote,
-                                         ucx.rkey, &param)
-                           : ucp_get_nbx(ucx.ep, local, bytes, ucx.remote,
-                                         ucx.rkey, &param);
+      reqs[w] = dir == PUT ? ucp_put_nbx(ep, local, bytes, ucx.remote[1],
+                                         ucx.rkey[1], &param)
+                           : ucp_get_nbx(ep, local, bytes, ucx.remote[1],
+                                         ucx.rkey[1], &param);
       if (UCS_PTR_IS_ERR(reqs[w])) {
         fprintf(stderr, "bench_rma: ucp_%s_nbx failed: %s\n",
                 dir == PUT ? "put" : "get",
                 ucs_status_string(UCS_PTR_STATUS(reqs[w])));
         failed = 1;
-        while (w-- > 0) UCX_TRY(ucx_wait(reqs[w]));
+        while (w-- > 0) UCX_TRY(raw_ucx_wait(&ucx, reqs[w]));
         return;
       }
     }
     if (dir == PUT || window > 1)
-      UCX_TRY(ucx_wait(ucp_ep_flush_nbx(ucx.ep, &param)));
-    for (int w = 0; w < window; w++) UCX_TRY(ucx_wait(reqs[w]));
+      UCX_TRY(raw_ucx_wait(&ucx, ucp_ep_flush_nbx(ep, &param)));
+    for (int w = 0; w < window; w++) UCX_TRY(raw_ucx_wait(&ucx, reqs[w]));
   }
 }
 
-/* A barrier of all units during which units 0 and 1 serve their raw
- * worker (the emulated RMA of unit 0's operations on unit 1). MPI is
- * asked only every so many idle polls: an MPI_Test costs more than a
- * round trip of UCX here, and the target would answer late. */
-static void ucx_sync(void)
-{
-  MPI_Request req;
-  MPI_Ibarrier(MPI_COMM_WORLD, &req);
-  int done = 0;
-  unsigned idle = 0;
-  while (!done) {
-    if (ucx.worker != NULL && ucp_worker_progress(ucx.worker) > 0) continue;
-    if (ucx.worker == NULL || ++idle % 64 == 0)
-      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-  }
-}
-
-/* Collective: the raw context and worker on units 0 and 1, bytes of
- * memory UCX allocates on unit 1, its key and address sent to unit 0,
- * which makes the endpoint. Only where unit 1 is on another node; ucx.on
- * says whether it worked. */
-static void ucx_open(size_t bytes, int me)
-{
-  memset(&ucx, 0, sizeof ucx);
-  ucx.opened = 1;
-  int ok = 1;
-  ucp_address_t *addr = NULL;
-  size_t addr_len = 0;
-  void *packed = NULL;
-  size_t packed_len = 0;
-  if (me < 2) {
-    ucp_config_t *config;
-    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
-    if (st == UCS_OK) {
-      ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                             .features = UCP_FEATURE_RMA};
-      st = ucp_init(&params, config, &ucx.context);
-      ucp_config_release(config);
-    }
-    if (st == UCS_OK) {
-      ucp_worker_params_t wp = {
-          .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-          .thread_mode = UCS_THREAD_MODE_SINGLE};
-      st = ucp_worker_create(ucx.context, &wp, &ucx.worker);
-    }
-    if (st == UCS_OK && me == 1)
-      st = ucp_worker_get_address(ucx.worker, &addr, &addr_len);
-    if (st == UCS_OK && me == 1) {
-      ucp_mem_map_params_t mp = {
-          .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                        UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                        UCP_MEM_MAP_PARAM_FIELD_FLAGS,
-          .address = NULL,
-          .length = bytes,
-          .flags = UCP_MEM_MAP_ALLOCATE};
-      st = ucp_mem_map(ucx.context, &mp, &ucx.memh);
-      ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
-      if (st == UCS_OK && (st = ucp_mem_query(ucx.memh, &attr)) == UCS_OK)
-        ucx.mine = attr.address;
-      if (st == UCS_OK)
-        st = ucp_rkey_pack(ucx.context, ucx.memh, &packed, &packed_len);
-    }
-    if (st != UCS_OK) {
-      fprintf(stderr, "bench_rma: unit %d: raw UCX set-up failed (%s): no "
-                      "ucx rows\n", me, ucs_status_string(st));
-      ok = 0;
-    }
-  }
-  int all_ok;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (all_ok && me < 2) {
-    /* unit 1 -> 0: address length, key length, memory address, both blobs */
-    uint64_t hdr[3] = {addr_len, packed_len, (uint64_t)(uintptr_t)ucx.mine};
-    if (me == 1) {
-      MPI_Send(hdr, 3, MPI_UINT64_T, 0, 7, MPI_COMM_WORLD);
-      MPI_Send(addr, (int)addr_len, MPI_BYTE, 0, 8, MPI_COMM_WORLD);
-      MPI_Send(packed, (int)packed_len, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
-    } else {
-      MPI_Recv(hdr, 3, MPI_UINT64_T, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      char *a = malloc(hdr[0]), *k = malloc(hdr[1]);
-      MPI_Recv(a, (int)hdr[0], MPI_BYTE, 1, 8, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-      MPI_Recv(k, (int)hdr[1], MPI_BYTE, 1, 9, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-      ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-                            .address = (const ucp_address_t *)a};
-      ucs_status_t st = ucp_ep_create(ucx.worker, &ep, &ucx.ep);
-      if (st == UCS_OK) st = ucp_ep_rkey_unpack(ucx.ep, k, &ucx.rkey);
-      if (st != UCS_OK) {
-        fprintf(stderr, "bench_rma: raw UCX endpoint failed (%s): no ucx "
-                        "rows\n", ucs_status_string(st));
-        ok = 0;
-      }
-      ucx.remote = hdr[2];
-      free(a);
-      free(k);
-    }
-  }
-  if (addr) ucp_worker_release_address(ucx.worker, addr);
-  if (packed) ucp_rkey_buffer_release(packed);
-  if (all_ok) MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  ucx.on = all_ok;
-  ucx_sync(); /* unit 1 serves the wire-up of unit 0's endpoint */
-}
-
-/* Collective: unit 0 closes its endpoint while unit 1 serves it. */
-static void ucx_close(int me)
-{
-  if (me == 0 && ucx.rkey) ucp_rkey_destroy(ucx.rkey);
-  if (me == 0 && ucx.ep) {
-    const ucp_request_param_t param = {.op_attr_mask = 0};
-    if (ucx_wait(ucp_ep_close_nbx(ucx.ep, &param)) != 0) {
-      fprintf(stderr, "bench_rma: closing the raw UCX endpoint failed\n");
-      failed = 1;
-    }
-  }
-  ucx_sync();
-  if (ucx.memh) ucp_mem_unmap(ucx.context, ucx.memh);
-  if (ucx.worker) ucp_worker_destroy(ucx.worker);
-  if (ucx.context) ucp_cleanup(ucx.context);
-  memset(&ucx, 0, sizeof ucx);
-}
+static void ucx_sync(void) { raw_ucx_sync(&ucx); }
 #else
 static struct {
   int on;
@@ -467,7 +323,7 @@ int main(int argc, char **argv)
   MPI_Win_lock_all(0, alloc_win);
 #ifdef BENCH_HAVE_UCX
   /* raw UCX where unit 1 is on another node */
-  if (!pair.shared) ucx_open(max, me);
+  if (!pair.shared) raw_ucx_open(&ucx, max, UCP_FEATURE_RMA, "bench_rma");
   target_mem[UCX] = ucx.mine;
 #endif
 
@@ -482,7 +338,10 @@ int main(int argc, char **argv)
     measure_size(&o, impls, local, sizes[s], units, me);
 
 #ifdef BENCH_HAVE_UCX
-  if (ucx.opened) ucx_close(me);
+  if (!pair.shared && raw_ucx_close(&ucx) != 0) {
+    fprintf(stderr, "bench_rma: closing the raw UCX endpoints failed\n");
+    failed = 1;
+  }
 #endif
   MPI_Win_unlock_all(alloc_win);
   MPI_Win_free(&alloc_win);
