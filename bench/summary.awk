@@ -158,6 +158,9 @@ END {
   nu = distinct(UNITS["gups" SUBSEP "upn1.ucx"], gu)
   for (i = 1; i <= nu; i++)
     target("GUPS emulated nodes, " gu[i] " units, UCX vs MPI transport", val("gups", "update", "dart", "upn1.ucx", gu[i], 20), val("gups", "update", "dart", "upn1", gu[i], 20), ">=", 1)
+  nu = distinct(UNITS["gups" SUBSEP "upn1.ucx"], gu)
+  for (i = 1; i <= nu; i++)
+    target("GUPS emulated nodes, " gu[i] " units, UCX transport vs raw ucp atomics", val("gups", "update", "dart", "upn1.ucx", gu[i], 20), val("gups", "update", "ucx", "upn1.ucx", gu[i], 20), ">=", 0.9)
   nu = distinct(UNITS["gups" SUBSEP "node"], gu)
   for (i = 1; i <= nu; i++)
     target("GUPS, one node, " gu[i] " units, vs shared-window atomics", val("gups", "update", "dart", "node", gu[i], 20), val("gups", "update", "shm_atomic", "node", gu[i], 20), ">=", 0.8)
@@ -223,7 +226,7 @@ END {
   print "### GUPS (2^20 words per unit)"
   by_units("GUP/s", "gups", "update", "node", 20, "dart|dart_fetch|mpi_alloc|shm_atomic|shmem", 4, "GUP/s, higher is better")
   by_units("GUP/s", "gups", "update", "upn1", 20, "dart|dart_fetch|mpi_alloc", 3, "GUP/s, higher is better")
-  by_units("GUP/s, UCX transport", "gups", "update", "upn1.ucx", 20, "dart|dart_fetch|mpi_alloc", 3, "GUP/s, higher is better")
+  by_units("GUP/s, UCX transport", "gups", "update", "upn1.ucx", 20, "dart|dart_fetch|mpi_alloc|ucx", 4, "GUP/s, higher is better")
   print ""
   print "### Stencil (time per iteration)"
   for (li = 1; li <= nlay; li++) {

@@ -286,8 +286,8 @@ dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void *src, size_t nelem,
  * initial pool use MPI's. dart_gptr_atomic_path (dart_ext.h) tells which
  * applies. A plain put, get or direct store to a location is not atomic
  * with respect to atomics on it. Each atomic is complete on return and
- * ordered before the caller's later operations, except the queued
- * accumulates below. Thread-safe under DART_THREAD_MULTIPLE.
+ * ordered before the caller's later operations, except the queued and the
+ * started accumulates below. Thread-safe under DART_THREAD_MULTIPLE.
  *
  * Queued accumulates: a single-element SUM, BAND, BOR or BXOR on an integer
  * that the caller reaches with CPU atomics (dart_accumulate and
@@ -296,13 +296,20 @@ dart_ret_t dart_put_blocking(dart_gptr_t gptr, const void *src, size_t nelem,
  * next flush, barrier, other atomic, segment free or dart_exit, so that the
  * caller's later atomics, flushes and barriers see it. Nothing is queued
  * under DART_THREAD_MULTIPLE.
+ *
+ * Started accumulates: SUM, BAND, BOR and BXOR on 32- and 64-bit integers
+ * along the UCX path are started, their operands copied at the call, and
+ * complete by the caller's next flush, barrier, other atomic on the UCX
+ * path, segment free or dart_exit, like the queued ones (not under
+ * DART_THREAD_MULTIPLE, where each completes on return).
  */
 /**@{*/
 
 /**
  * values[i] op= into element i at gptr, for i < nelem, each element
- * atomically. Complete on return, or queued (see above) and complete after
- * a flush, as DART promises. values may be reused on return.
+ * atomically. Complete on return, or queued or started (see above) and
+ * complete after a flush, as DART promises. values may be reused on
+ * return.
  */
 dart_ret_t dart_accumulate(dart_gptr_t gptr, const void *values, size_t nelem,
                            dart_datatype_t dtype,

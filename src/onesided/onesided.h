@@ -72,7 +72,8 @@ typedef struct {
   /* completion of everything sent to unit of team: remote, local */
   dart_ret_t (*flush)(dart__team_t *team, int unit);
   dart_ret_t (*flush_local)(dart__team_t *team, int unit);
-  /* complete on return, ordered (seq_cst) with what the caller does next */
+  /* complete on return, ordered (seq_cst) with what the caller does next;
+   * except accumulates the UCX path starts (dart_communication.h) */
   dart_ret_t (*atomic)(const dart__atomic_t *a);
 } dart__path_ops_t;
 

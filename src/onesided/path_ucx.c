@@ -18,7 +18,9 @@
  * shared-memory transports (they leave op(old, old)), so those, narrower
  * elements, floating point and the other operations are compare-and-swap
  * loops on the same path, which keeps every atomic on one location atomic
- * with the others.
+ * with the others. Accumulates that are one non-fetching UCX atomic per
+ * element are only started (deferrable): a round trip per update would
+ * cost GUPS-style codes half their rate.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +32,12 @@
 #include "base/env.h"
 #include "base/fence.h"
 #include "gpu/gpu.h"
+#include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
+
+/* Operands of accumulates in flight: a wait for all of them when full. */
+#define ACC_SLOTS 64
 
 static struct {
   ucp_context_h context;
@@ -44,6 +50,12 @@ static struct {
   atomic_ulong outstanding;        /* started, not yet complete */
   _Atomic ucs_status_t failure;    /* of one of those, for the flush */
   atomic_uint since_served;        /* see serve_others */
+  /* accumulates left to complete later (start_accumulate): the operands
+   * of those UCX has not finished with, and whether any were started
+   * since everything last completed */
+  uint64_t acc_operand[ACC_SLOTS];
+  unsigned acc_slots_used;
+  atomic_bool acc_started;
 } ucx;
 
 static dart_ret_t ucx_error(const char *func, const char *what,
@@ -367,6 +379,17 @@ static dart_ret_t ucx_flush(dart__team_t *team, int unit)
   return flush_ep("dart_flush", ep, global);
 }
 
+/* Completes everything started. */
+static dart_ret_t complete_all(const char *func)
+{
+  dart_ret_t ret = wait_counted(func);
+  if (ret != DART_OK) return ret;
+  ret = wait_request(func, "ucp_worker_flush_nbx",
+                     ucp_worker_flush_nbx(ucx.worker, &plain), dart__rt.myid);
+  dart__base__fence(); /* see flush_ep */
+  return ret;
+}
+
 dart_ret_t dart__ucx__flush_all(void)
 {
   /* read first: an exchange is a locked instruction, a load is not */
@@ -374,12 +397,8 @@ dart_ret_t dart__ucx__flush_all(void)
       !atomic_load_explicit(&ucx.dirty, memory_order_relaxed) ||
       !atomic_exchange_explicit(&ucx.dirty, false, memory_order_relaxed))
     return DART_OK;
-  dart_ret_t ret = wait_counted("dart_flush_all");
-  if (ret != DART_OK) return ret;
-  ret = wait_request("dart_flush_all", "ucp_worker_flush_nbx",
-                     ucp_worker_flush_nbx(ucx.worker, &plain), dart__rt.myid);
-  dart__base__fence(); /* see flush_ep */
-  return ret;
+  atomic_store_explicit(&ucx.acc_started, false, memory_order_relaxed);
+  return complete_all("dart_flush_all");
 }
 
 /* ---- atomics ---- */
@@ -405,6 +424,54 @@ static dart_ret_t amo(const char *func, const remote_t *r, ucp_atomic_op_t op,
                                            r->rkey, &param);
   return reply ? wait_request(func, "ucp_atomic_op_nbx", req, r->unit)
                : count_request(func, "ucp_atomic_op_nbx", req, r->unit);
+}
+
+/* UCX's operation for one that dart__onesided__one_instruction takes. */
+static ucp_atomic_op_t native_op(dart_operation_t op)
+{
+  return op == DART_OP_SUM    ? UCP_ATOMIC_OP_ADD
+         : op == DART_OP_BAND ? UCP_ATOMIC_OP_AND
+         : op == DART_OP_BOR  ? UCP_ATOMIC_OP_OR
+                              : UCP_ATOMIC_OP_XOR;
+}
+
+/*
+ * Whether a is an accumulate that may complete later, at the caller's
+ * next flush, barrier or other atomic: each element one non-fetching UCX
+ * atomic, and one thread in DART (the operand slots are not shared).
+ * Completing each one on return would cost a round trip per update.
+ */
+static bool deferrable(const dart__atomic_t *a)
+{
+  return a->kind == DART__ATOMIC_ACCUMULATE && a->size >= 4 &&
+         a->values != NULL && dart__globmem__basic_types[a->type].integral &&
+         dart__onesided__one_instruction(a->op) &&
+         dart__rt.thread_level != DART_THREAD_MULTIPLE;
+}
+
+/* Starts one element of a deferrable accumulate. Its operand is copied:
+ * the caller may reuse values on return, UCX reads them until the
+ * operation completes. */
+static dart_ret_t start_accumulate(const char *func, const remote_t *r,
+                                   const dart__atomic_t *a, uint64_t addr,
+                                   const void *operand)
+{
+  if (ucx.acc_slots_used == ACC_SLOTS) {
+    dart_ret_t ret = wait_counted(func); /* frees every slot */
+    if (ret != DART_OK) return ret;
+    ucx.acc_slots_used = 0;
+  }
+  uint64_t *slot = &ucx.acc_operand[ucx.acc_slots_used];
+  memcpy(slot, operand, a->size);
+  const ucp_request_param_t param = {
+      .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK,
+      .datatype = ucp_dt_make_contig(a->size),
+      .cb.send = op_done};
+  ucs_status_ptr_t req =
+      ucp_atomic_op_nbx(r->ep, native_op(a->op), slot, 1, addr, r->rkey,
+                        &param);
+  if (req != NULL && !UCS_PTR_IS_ERR(req)) ucx.acc_slots_used++;
+  return count_request(func, "ucp_atomic_op_nbx", req, r->unit);
 }
 
 /* The element's next value: the operation, or compare-and-swap. */
@@ -478,11 +545,7 @@ static dart_ret_t element(const char *func, const remote_t *r,
   case DART_OP_BOR:
   case DART_OP_BXOR:
     if (old_out != NULL) break; /* fetching: wrong in UCX 1.13 (see top) */
-    return amo(func, r,
-               a->op == DART_OP_BAND ? UCP_ATOMIC_OP_AND
-               : a->op == DART_OP_BOR ? UCP_ATOMIC_OP_OR
-                                      : UCP_ATOMIC_OP_XOR,
-               operand, NULL, a->size, addr);
+    return amo(func, r, native_op(a->op), operand, NULL, a->size, addr);
   default:
     break;
   }
@@ -494,10 +557,23 @@ static dart_ret_t ucx_atomic(const dart__atomic_t *a)
   remote_t r;
   dart_ret_t ret = remote_of(a->func, a->target, &r);
   if (ret != DART_OK) return ret;
+  const char *operands = a->values;
+  if (deferrable(a)) {
+    atomic_store_explicit(&ucx.acc_started, true, memory_order_relaxed);
+    for (size_t i = 0; i < a->nelem && ret == DART_OK; i++)
+      ret = start_accumulate(a->func, &r, a, r.addr + i * a->size,
+                             operands + i * a->size);
+    serve_others();
+    return ret;
+  }
+  /* after the accumulates left to complete: this one sees them */
+  if (atomic_load_explicit(&ucx.acc_started, memory_order_relaxed)) {
+    atomic_store_explicit(&ucx.acc_started, false, memory_order_relaxed);
+    if ((ret = complete_all(a->func)) != DART_OK) return ret;
+  }
   if (a->kind != DART__ATOMIC_ACCUMULATE) {
     ret = element(a->func, &r, a, r.addr, a->values, a->result);
   } else {
-    const char *operands = a->values;
     for (size_t i = 0; i < a->nelem && ret == DART_OK; i++)
       ret = element(a->func, &r, a, r.addr + i * a->size,
                     operands ? operands + i * a->size : NULL, NULL);
