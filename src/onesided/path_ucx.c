@@ -36,7 +36,8 @@
 #include "onesided/onesided.h"
 #include "team/runtime.h"
 
-/* Operands of accumulates in flight: a wait for all of them when full. */
+/* Operands of started accumulates (keep_operand): a wait for all of them
+ * when full. */
 #define ACC_SLOTS 64
 
 static struct {
@@ -50,9 +51,8 @@ static struct {
   atomic_ulong outstanding;        /* started, not yet complete */
   _Atomic ucs_status_t failure;    /* of one of those, for the flush */
   atomic_uint since_served;        /* see serve_others */
-  /* accumulates left to complete later (start_accumulate): the operands
-   * of those UCX has not finished with, and whether any were started
-   * since everything last completed */
+  /* accumulates left to complete later (deferrable): their operands, and
+   * whether any were started since everything last completed */
   uint64_t acc_operand[ACC_SLOTS];
   unsigned acc_slots_used;
   atomic_bool acc_started;
@@ -403,27 +403,37 @@ dart_ret_t dart__ucx__flush_all(void)
 
 /* ---- atomics ---- */
 
+/* The options of a non-fetching atomic of 4 and of 8 bytes: counted. */
+static const ucp_request_param_t counted_amo[2] = {
+    {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK,
+     .datatype = ucp_dt_make_contig(4),
+     .cb.send = op_done},
+    {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK,
+     .datatype = ucp_dt_make_contig(8),
+     .cb.send = op_done}};
+
 /* One UCX atomic of size 4 or 8 on addr; reply (when not NULL) gets the old
  * value, and for CSWAP holds the new value on entry. Fetching operations
- * are waited for; the others complete with the flush that ends the call. */
+ * are waited for; the others are counted, and complete with the flush
+ * that ends ucx_atomic or, only started there, with the caller's next. */
 static dart_ret_t amo(const char *func, const remote_t *r, ucp_atomic_op_t op,
                       const void *operand, void *reply, size_t size,
                       uint64_t addr)
 {
-  ucp_request_param_t param = {
-      .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
-      .datatype = ucp_dt_make_contig(size)};
-  if (reply != NULL) {
-    param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-    param.reply_buffer = reply;
-  } else {
-    param.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK;
-    param.cb.send = op_done;
-  }
-  ucs_status_ptr_t req = ucp_atomic_op_nbx(r->ep, op, operand, 1, addr,
-                                           r->rkey, &param);
-  return reply ? wait_request(func, "ucp_atomic_op_nbx", req, r->unit)
-               : count_request(func, "ucp_atomic_op_nbx", req, r->unit);
+  if (reply == NULL)
+    return count_request(func, "ucp_atomic_op_nbx",
+                         ucp_atomic_op_nbx(r->ep, op, operand, 1, addr,
+                                           r->rkey, &counted_amo[size == 8]),
+                         r->unit);
+  const ucp_request_param_t param = {
+      .op_attr_mask =
+          UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+      .datatype = ucp_dt_make_contig(size),
+      .reply_buffer = reply};
+  return wait_request(func, "ucp_atomic_op_nbx",
+                      ucp_atomic_op_nbx(r->ep, op, operand, 1, addr, r->rkey,
+                                        &param),
+                      r->unit);
 }
 
 /* UCX's operation for one that dart__onesided__one_instruction takes. */
@@ -449,29 +459,21 @@ static bool deferrable(const dart__atomic_t *a)
          dart__rt.thread_level != DART_THREAD_MULTIPLE;
 }
 
-/* Starts one element of a deferrable accumulate. Its operand is copied:
- * the caller may reuse values on return, UCX reads them until the
- * operation completes. */
-static dart_ret_t start_accumulate(const char *func, const remote_t *r,
-                                   const dart__atomic_t *a, uint64_t addr,
-                                   const void *operand)
+/* A copy of a deferrable accumulate's operand that lives until the
+ * operation completes: the caller may reuse values on return, UCX reads
+ * them until then. */
+static dart_ret_t keep_operand(const char *func, const void *operand,
+                               size_t size, const void **kept)
 {
   if (ucx.acc_slots_used == ACC_SLOTS) {
     dart_ret_t ret = wait_counted(func); /* frees every slot */
     if (ret != DART_OK) return ret;
     ucx.acc_slots_used = 0;
   }
-  uint64_t *slot = &ucx.acc_operand[ucx.acc_slots_used];
-  memcpy(slot, operand, a->size);
-  const ucp_request_param_t param = {
-      .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK,
-      .datatype = ucp_dt_make_contig(a->size),
-      .cb.send = op_done};
-  ucs_status_ptr_t req =
-      ucp_atomic_op_nbx(r->ep, native_op(a->op), slot, 1, addr, r->rkey,
-                        &param);
-  if (req != NULL && !UCS_PTR_IS_ERR(req)) ucx.acc_slots_used++;
-  return count_request(func, "ucp_atomic_op_nbx", req, r->unit);
+  uint64_t *slot = &ucx.acc_operand[ucx.acc_slots_used++];
+  memcpy(slot, operand, size);
+  *kept = slot;
+  return DART_OK;
 }
 
 /* The element's next value: the operation, or compare-and-swap. */
@@ -557,29 +559,32 @@ static dart_ret_t ucx_atomic(const dart__atomic_t *a)
   remote_t r;
   dart_ret_t ret = remote_of(a->func, a->target, &r);
   if (ret != DART_OK) return ret;
-  const char *operands = a->values;
-  if (deferrable(a)) {
+  const bool defer = deferrable(a);
+  if (defer) {
     atomic_store_explicit(&ucx.acc_started, true, memory_order_relaxed);
-    for (size_t i = 0; i < a->nelem && ret == DART_OK; i++)
-      ret = start_accumulate(a->func, &r, a, r.addr + i * a->size,
-                             operands + i * a->size);
-    serve_others();
-    return ret;
-  }
-  /* after the accumulates left to complete: this one sees them */
-  if (atomic_load_explicit(&ucx.acc_started, memory_order_relaxed)) {
+  } else if (atomic_load_explicit(&ucx.acc_started, memory_order_relaxed)) {
+    /* after the accumulates left to complete: this one sees them */
     atomic_store_explicit(&ucx.acc_started, false, memory_order_relaxed);
     if ((ret = complete_all(a->func)) != DART_OK) return ret;
   }
   if (a->kind != DART__ATOMIC_ACCUMULATE) {
     ret = element(a->func, &r, a, r.addr, a->values, a->result);
   } else {
-    for (size_t i = 0; i < a->nelem && ret == DART_OK; i++)
-      ret = element(a->func, &r, a, r.addr + i * a->size,
-                    operands ? operands + i * a->size : NULL, NULL);
+    const char *operands = a->values;
+    for (size_t i = 0; i < a->nelem && ret == DART_OK; i++) {
+      const void *operand = operands ? operands + i * a->size : NULL;
+      uint64_t addr = r.addr + i * a->size;
+      if (!defer)
+        ret = element(a->func, &r, a, addr, operand, NULL);
+      else if ((ret = keep_operand(a->func, operand, a->size, &operand)) ==
+               DART_OK)
+        ret = amo(a->func, &r, native_op(a->op), operand, NULL, a->size,
+                  addr);
+    }
   }
-  /* complete on return, before the caller's next operation */
-  if (ret == DART_OK && a->kind == DART__ATOMIC_ACCUMULATE)
+  /* complete on return, before the caller's next operation, unless only
+   * started */
+  if (ret == DART_OK && a->kind == DART__ATOMIC_ACCUMULATE && !defer)
     ret = flush_ep(a->func, r.ep, r.unit);
   serve_others();
   return ret;
