@@ -205,16 +205,20 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
 }
 
 /*
- * The hot path of an accumulate: one integral element, a one-instruction
- * operation, a cached route whose atomics are CPU atomics on memory this
- * process loads and stores: queued right here (acc_queue.h; a hit means
- * that the cache, and so the queue, is on). False, with nothing done, for
- * anything else. A random update costs little more than its locked
- * instruction, so the call must too.
+ * The hot path of an accumulate that need not complete on return: one
+ * integral element, a one-instruction operation, a cached route. Where its
+ * atomics are CPU atomics on memory this process loads and stores, it is
+ * queued right here (acc_queue.h; a hit means that the cache, and so the
+ * queue, is on): a random update costs little more than its locked
+ * instruction, so the call must too. Where they are UCX's, a 4- or 8-byte
+ * element with no accumulate queued for CPU atomics (they come first) is
+ * only started (path_ucx.c). True then, with the result in *ret; false,
+ * with nothing done, for anything else.
  */
 static inline __attribute__((always_inline)) bool
-cached_accumulate(dart_gptr_t gptr, const void *value, size_t nelem,
-                  dart_datatype_t type, dart_operation_t op)
+cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
+                  size_t nelem, dart_datatype_t type, dart_operation_t op,
+                  dart_ret_t *ret)
 {
   if (nelem != 1 || value == NULL || type <= DART_TYPE_UNDEFINED ||
       type >= DART_TYPE_LAST ||
@@ -222,13 +226,23 @@ cached_accumulate(dart_gptr_t gptr, const void *value, size_t nelem,
     return false;
   size_t size = dart__globmem__basic_size[type];
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, size);
-  if (__builtin_expect(e == NULL || e->atomics > DART__PATH_SHM, 0))
+  if (__builtin_expect(e == NULL, 0)) return false;
+  uint64_t offset = gptr.addr_or_offs.offset;
+  if (__builtin_expect(e->atomics <= DART__PATH_SHM, 1)) {
+    /* aligned as prepare checks it: mappings differ by whole pages */
+    char *p = e->base + offset;
+    if (((uintptr_t)p & (size - 1)) != 0) return false;
+    e->ops++;
+    dart__onesided__acc_enqueue(p, value, size, op);
+    *ret = DART_OK;
+    return true;
+  }
+  /* aligned in the owner's process, as prepare checks it */
+  if (e->atomics != DART__PATH_UCX || size < 4 ||
+      dart__onesided__acc_queued != 0 ||
+      ((e->route->addr + offset) & (size - 1)) != 0)
     return false;
-  /* aligned as prepare checks it: mappings differ by whole pages */
-  char *p = e->base + gptr.addr_or_offs.offset;
-  if (((uintptr_t)p & (size - 1)) != 0) return false;
-  e->ops++;
-  dart__onesided__acc_enqueue(p, value, size, op);
+  *ret = dart__ucx__cached_accumulate(func, gptr, value, size, op);
   return true;
 }
 
@@ -288,8 +302,11 @@ accumulate_rest(dart_gptr_t gptr, const void *values, size_t nelem,
 dart_ret_t dart_accumulate(dart_gptr_t gptr, const void *values, size_t nelem,
                            dart_datatype_t dtype, dart_operation_t op)
 {
-  if (__builtin_expect(cached_accumulate(gptr, values, nelem, dtype, op), 1))
-    return DART_OK;
+  dart_ret_t ret;
+  if (__builtin_expect(cached_accumulate("dart_accumulate", gptr, values,
+                                         nelem, dtype, op, &ret),
+                       1))
+    return ret;
   return accumulate_rest(gptr, values, nelem, dtype, op);
 }
 
@@ -307,8 +324,12 @@ dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr, const void *values,
                                           size_t nelem, dart_datatype_t dtype,
                                           dart_operation_t op)
 {
-  if (__builtin_expect(cached_accumulate(gptr, values, nelem, dtype, op), 1))
-    return DART_OK;
+  dart_ret_t ret;
+  if (__builtin_expect(cached_accumulate("dart_accumulate_blocking_local",
+                                         gptr, values, nelem, dtype, op,
+                                         &ret),
+                       1))
+    return ret;
   return accumulate_blocking_local_rest(gptr, values, nelem, dtype, op);
 }
 

@@ -177,6 +177,13 @@ dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
 dart_ret_t dart__ucx__cached(dart__route_cache_t *e, dart_gptr_t gptr,
                             void *local, size_t bytes, bool is_put,
                             dart__mode_t mode, dart_handle_t *handle);
+/* dart_accumulate's hot path along a cached route whose atomics are
+ * UCX's (gptr hits the cache): a deferrable accumulate of one aligned
+ * element of size 4 or 8, with no accumulate queued for CPU atomics, only
+ * started. */
+dart_ret_t dart__ucx__cached_accumulate(const char *func, dart_gptr_t gptr,
+                                       const void *value, size_t size,
+                                       dart_operation_t op);
 /* Collective over seg's team: registers this unit's part and exchanges
  * the packed rkeys; and the reverse, once nobody accesses the segment. */
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
@@ -264,6 +271,19 @@ static inline dart_ret_t dart__ucx__cached(dart__route_cache_t *e,
   (void)is_put;
   (void)mode;
   (void)handle;
+  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
+}
+static inline dart_ret_t dart__ucx__cached_accumulate(const char *func,
+                                                      dart_gptr_t gptr,
+                                                      const void *value,
+                                                      size_t size,
+                                                      dart_operation_t op)
+{
+  (void)func;
+  (void)gptr;
+  (void)value;
+  (void)size;
+  (void)op;
   return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
 }
 static inline dart_ret_t dart__ucx__seg_register(const char *func,

@@ -29,6 +29,7 @@
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
+#include "base/copy.h"
 #include "base/env.h"
 #include "base/fence.h"
 #include "gpu/gpu.h"
@@ -316,6 +317,18 @@ dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
   return contig(func, t, local, bytes, is_put, mode, handle);
 }
 
+/* The target of gptr along a cached route: the fields the path reads (an
+ * initializer would clear grown too). */
+static inline void cached_target(const dart__route_cache_t *e,
+                                 dart_gptr_t gptr, dart__target_t *t)
+{
+  t->team = e->team;
+  t->seg = e->seg;
+  t->route = e->route;
+  t->offset = gptr.addr_or_offs.offset;
+  t->unit = gptr.unitid;
+}
+
 dart_ret_t dart__ucx__cached(dart__route_cache_t *e, dart_gptr_t gptr,
                             void *local, size_t bytes, bool is_put,
                             dart__mode_t mode, dart_handle_t *handle)
@@ -324,13 +337,8 @@ dart_ret_t dart__ucx__cached(dart__route_cache_t *e, dart_gptr_t gptr,
       {"dart_get", "dart_get_blocking", "dart_get_handle"},
       {"dart_put", "dart_put_blocking", "dart_put_handle"}};
   e->ops++;
-  /* the fields the path reads (an initializer would clear grown too) */
   dart__target_t t;
-  t.team = e->team;
-  t.seg = e->seg;
-  t.route = e->route;
-  t.offset = gptr.addr_or_offs.offset;
-  t.unit = gptr.unitid;
+  cached_target(e, gptr, &t);
   return contig(func[is_put][mode], &t, local, bytes, is_put, mode, handle);
 }
 
@@ -471,9 +479,22 @@ static dart_ret_t keep_operand(const char *func, const void *operand,
     ucx.acc_slots_used = 0;
   }
   uint64_t *slot = &ucx.acc_operand[ucx.acc_slots_used++];
-  memcpy(slot, operand, size);
+  dart__base__copy(slot, operand, size);
   *kept = slot;
   return DART_OK;
+}
+
+/* Starts a deferrable accumulate of one element of size bytes at addr. */
+static inline dart_ret_t start_accumulate(const char *func, const remote_t *r,
+                                          dart_operation_t op,
+                                          const void *operand, size_t size,
+                                          uint64_t addr)
+{
+  const void *kept;
+  dart_ret_t ret = keep_operand(func, operand, size, &kept);
+  if (ret != DART_OK) return ret;
+  atomic_store_explicit(&ucx.acc_started, true, memory_order_relaxed);
+  return amo(func, r, native_op(op), kept, NULL, size, addr);
 }
 
 /* The element's next value: the operation, or compare-and-swap. */
@@ -560,9 +581,7 @@ static dart_ret_t ucx_atomic(const dart__atomic_t *a)
   dart_ret_t ret = remote_of(a->func, a->target, &r);
   if (ret != DART_OK) return ret;
   const bool defer = deferrable(a);
-  if (defer) {
-    atomic_store_explicit(&ucx.acc_started, true, memory_order_relaxed);
-  } else if (atomic_load_explicit(&ucx.acc_started, memory_order_relaxed)) {
+  if (!defer && atomic_load_explicit(&ucx.acc_started, memory_order_relaxed)) {
     /* after the accumulates left to complete: this one sees them */
     atomic_store_explicit(&ucx.acc_started, false, memory_order_relaxed);
     if ((ret = complete_all(a->func)) != DART_OK) return ret;
@@ -574,18 +593,34 @@ static dart_ret_t ucx_atomic(const dart__atomic_t *a)
     for (size_t i = 0; i < a->nelem && ret == DART_OK; i++) {
       const void *operand = operands ? operands + i * a->size : NULL;
       uint64_t addr = r.addr + i * a->size;
-      if (!defer)
-        ret = element(a->func, &r, a, addr, operand, NULL);
-      else if ((ret = keep_operand(a->func, operand, a->size, &operand)) ==
-               DART_OK)
-        ret = amo(a->func, &r, native_op(a->op), operand, NULL, a->size,
-                  addr);
+      ret = defer ? start_accumulate(a->func, &r, a->op, operand, a->size,
+                                     addr)
+                  : element(a->func, &r, a, addr, operand, NULL);
     }
   }
   /* complete on return, before the caller's next operation, unless only
    * started */
   if (ret == DART_OK && a->kind == DART__ATOMIC_ACCUMULATE && !defer)
     ret = flush_ep(a->func, r.ep, r.unit);
+  serve_others();
+  return ret;
+}
+
+dart_ret_t dart__ucx__cached_accumulate(const char *func, dart_gptr_t gptr,
+                                       const void *value, size_t size,
+                                       dart_operation_t op)
+{
+  /* found again rather than passed: the caller's call is a jump then */
+  dart__route_cache_t *e =
+      dart__globmem__route_entry(dart__globmem__route_key(gptr));
+  /* counted along the atomics' path, as the other accumulates are */
+  if (e->path == DART__PATH_UCX) e->ops++;
+  else dart__onesided__count_op(DART__PATH_UCX);
+  dart__target_t t;
+  cached_target(e, gptr, &t);
+  remote_t r;
+  dart_ret_t ret = remote_of(func, &t, &r);
+  if (ret == DART_OK) ret = start_accumulate(func, &r, op, value, size, r.addr);
   serve_others();
   return ret;
 }
