@@ -3,7 +3,8 @@
  * on one element; accumulate over many elements; compare-and-swap; a
  * counter under heavy contention with fetch-and-op, accumulate and CAS
  * mixed; unique tickets; single-element accumulates left pending (queued)
- * until a barrier, fetch or free; and the atomics path rule (CPU atomics only where
+ * until a barrier, fetch or free, and the batches they are applied in
+ * (hardware transactions or locked instructions); and the atomics path rule (CPU atomics only where
  * every unit of the team shares the memory, the remote path for all
  * otherwise, the owner included).
  *
@@ -12,6 +13,9 @@
 #include <dart/dart_ext.h>
 
 #include <stddef.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "dart_test.h"
 
@@ -371,6 +375,78 @@ static void test_queued(void)
   CHECK_OK(dart_team_memfree(own));
 }
 
+/* Whether the CPU runs hardware transactions (x86 RTM: CPUID leaf 7, EBX
+ * bit 11, and not EDX bit 11, which makes them all abort). */
+static bool cpu_has_rtm(void)
+{
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 11)) &&
+         !(d & (1u << 11));
+#else
+  return false;
+#endif
+}
+
+#define QUEUE_LEN 32 /* the guide's */
+#define BATCHES 64
+
+/*
+ * The batches in which queued accumulates are applied: a full queue is one
+ * batch, in a hardware transaction where DART_HTM (default 1) asks for
+ * them and the CPU has them (an abort now and then sends one down the
+ * locked path), with locked instructions otherwise; no batches where
+ * atomics take the remote path or under DART_THREAD_MULTIPLE (nothing is
+ * queued). The updates add up either way.
+ */
+static void test_batches(void)
+{
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_ULONGLONG,
+                                      &g));
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(me));
+  uint64_t *mine;
+  CHECK_OK(dart_gptr_getaddr(g, (void **)&mine));
+  *mine = 0;
+  dart_path_t atomics;
+  CHECK_OK(dart_gptr_atomic_path(g, &atomics));
+  /* the progress thread makes DART_THREAD_MULTIPLE: no queue */
+  const char *progress = getenv("DART_PROGRESS_THREAD");
+  const bool queued =
+      (atomics == DART_PATH_SELF || atomics == DART_PATH_SHM) &&
+      (progress == NULL || strcmp(progress, "1") != 0);
+  const char *htm = getenv("DART_HTM");
+  const bool transactions =
+      queued && cpu_has_rtm() && (htm == NULL || strcmp(htm, "0") != 0);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL)); /* *mine is 0, the queue empty */
+  uint64_t tx0, locked0, tx, locked;
+  CHECK_OK(dart_acc_batches(&tx0, &locked0));
+  const uint64_t one = 1;
+  for (int i = 0; i < BATCHES * QUEUE_LEN; i++)
+    CHECK_OK(dart_accumulate(g, &one, 1, DART_TYPE_ULONGLONG, DART_OP_SUM));
+  CHECK_OK(dart_acc_batches(&tx, &locked));
+  CHECK_EQ(tx - tx0 + locked - locked0, queued ? BATCHES : 0);
+  if (transactions) CHECK(tx > tx0);
+  else CHECK_EQ(tx, tx0);
+  uint64_t total;
+  CHECK_OK(dart_fetch_and_op(g, NULL, &total, DART_TYPE_ULONGLONG,
+                             DART_OP_NO_OP));
+  CHECK_EQ(total, (uint64_t)BATCHES * QUEUE_LEN);
+  if (me == 0)
+    printf("queued accumulates: %s\n",
+           !queued ? "not queued"
+           : transactions ? "hardware transactions"
+                          : "locked instructions");
+
+  /* bad input: nothing written */
+  uint64_t untouched = 12345;
+  CHECK_RET(dart_acc_batches(NULL, &untouched), DART_ERR_INVAL);
+  CHECK_RET(dart_acc_batches(&untouched, NULL), DART_ERR_INVAL);
+  CHECK_EQ(untouched, 12345);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  CHECK_OK(dart_team_memfree(g));
+}
+
 static uint64_t path_count(dart_path_t p)
 {
   uint64_t c = 0;
@@ -422,6 +498,7 @@ int main(int argc, char **argv)
 
   test_types();
   test_queued();
+  test_batches();
   test_contention(DART_TEAM_ALL, n);
   check_rule(DART_TEAM_ALL, n, n == 1 || (nodes == 1 && shm_on));
 

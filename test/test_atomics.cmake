@@ -5,3 +5,7 @@ dart_add_test(atomics SOURCES test_atomics.c LAYOUTS node upn1 upn2 noshm UCX)
 # components itself before MPI_Init.
 dart_add_test(atomics_mpi_defaults SOURCES test_atomics.c UNITS 2 4
               LAYOUTS node upn1 MPI_DEFAULTS)
+# Queued accumulates applied with locked instructions where the CPU would
+# run them in hardware transactions (the runs above), with the same checks.
+dart_add_test(atomics_locked SOURCES test_atomics.c LAYOUTS node
+              ENV DART_HTM=0)

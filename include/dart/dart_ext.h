@@ -60,6 +60,17 @@ dart_ret_t dart_gptr_atomic_path(dart_gptr_t gptr,
 dart_ret_t dart_path_count(dart_path_t path, uint64_t *count) DART_NOTHROW;
 
 /**
+ * The batches in which this unit has applied its queued accumulates since
+ * dart_init (single-element SUM, BAND, BOR or BXOR on an integer that the
+ * unit reaches with CPU atomics wait in a queue; see the guide):
+ * \c in_transaction of them in one hardware transaction each (x86 RTM,
+ * DART_HTM=1, where the CPU has it), \c locked with one locked instruction
+ * per update.
+ */
+dart_ret_t dart_acc_batches(uint64_t *in_transaction,
+                            uint64_t *locked) DART_NOTHROW;
+
+/**
  * The paths of this job: \c remote reaches units on other nodes
  * (DART_PATH_UCX or DART_PATH_MPI: DART_TRANSPORT, where that transport
  * started); \c peer_private reaches node peers' registered memory:

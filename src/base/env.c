@@ -68,6 +68,10 @@ static const env_var_t env_table[] = {
    "loads or stores are memory UCX allocates (its shared-memory transports "
    "reach it directly); 0: MPI shared windows registered with UCX",
    offsetof(dart__config_t, ucx_alloc)},
+  {"DART_HTM", ENV_BOOL, "1",
+   "1: queued accumulates on a node are applied in hardware transactions "
+   "where the CPU has them (x86 RTM); 0: one locked instruction each",
+   offsetof(dart__config_t, htm)},
   {"DART_INFO", ENV_BOOL, "0",
    "1: unit 0 prints this table and the paths at init",
    offsetof(dart__config_t, info)},

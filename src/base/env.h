@@ -23,6 +23,7 @@ typedef struct {
   int shm;                /* DART_SHM */
   int cma;                /* DART_CMA */
   int ucx_alloc;          /* DART_UCX_ALLOC */
+  int htm;                /* DART_HTM */
   int info;               /* DART_INFO */
   int gpu;                /* DART_GPU */
   int gpu_device;         /* DART_GPU_DEVICE, -1 = by node-local rank */

@@ -6,14 +6,18 @@
  * every random update pays a whole miss. Queued, each line is prefetched for
  * writing when its update arrives and is in cache when the queue is applied:
  * when full, and at every flush, barrier, other atomic, segment free and
- * dart_exit (dart_accumulate only completes at a flush). Off with
- * DART_THREAD_MULTIPLE, where a flush completes other threads' updates too.
+ * dart_exit (dart_accumulate only completes at a flush). Where the CPU
+ * has hardware transactions (DART_HTM), a queue is applied in one, with
+ * plain loads and stores: a locked instruction each would wait for the one
+ * before. Off with DART_THREAD_MULTIPLE, where a flush completes other
+ * threads' updates too.
  */
 #ifndef DART__ONESIDED__ACC_QUEUE_H_
 #define DART__ONESIDED__ACC_QUEUE_H_
 
 #include <dart/dart_types.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "base/copy.h"
 #include "globmem/datatype.h"
@@ -33,6 +37,18 @@ extern unsigned dart__onesided__acc_queued;
 
 /* Applies the queued accumulates; the queue is empty after. */
 void dart__onesided__acc_apply(void);
+
+/* The batches applied since dart_init (dart_acc_batches): in one hardware
+ * transaction each, and with one locked instruction per update. */
+typedef enum { DART__ACC_IN_TRANSACTION, DART__ACC_LOCKED } dart__acc_how_t;
+extern uint64_t dart__onesided__acc_batches[2];
+
+/* At dart_init: batches go in hardware transactions from now on where
+ * DART_HTM asks for them and the CPU has them; the counts start at 0. */
+void dart__onesided__acc_init(void);
+
+/* Whether batches go in hardware transactions (DART_INFO). */
+bool dart__onesided__acc_htm(void);
 
 static inline void dart__onesided__acc_complete(void)
 {

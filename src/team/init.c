@@ -121,6 +121,14 @@ static void print_info(void)
   printf("%s\n", ucx ? "" : ")");
   printf("  atomics: CPU atomics when a team is on one node, else %s\n",
          remote);
+  printf("  queued accumulates (CPU atomics): %s\n",
+         dart__rt.thread_level == DART_THREAD_MULTIPLE
+             ? "none (DART_THREAD_MULTIPLE)"
+         : dart__onesided__acc_htm()
+             ? "applied in hardware transactions (RTM)"
+         : !dart__base__config.htm
+             ? "locked instructions (DART_HTM=0)"
+             : "locked instructions (no hardware transactions on this CPU)");
   dart__ucx__print_info(stdout);
   dart__gpu__print_info(stdout);
   printf("barrier: %s; waits %s\n",
@@ -175,6 +183,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
 #endif
   dart__rt.thread_level = *provided == MPI_THREAD_MULTIPLE
                               ? DART_THREAD_MULTIPLE : DART_THREAD_SINGLE;
+  dart__onesided__acc_init();
   if ((ret = dart__globmem__dtype_init()) != DART_OK) goto fail_comm;
   if ((ret = dart__globmem__op_init()) != DART_OK) goto fail_dtype;
   if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
