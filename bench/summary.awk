@@ -142,6 +142,15 @@ END {
     }
     target("emulated nodes, UCX transport, 1 MiB " o " bandwidth (+ flush) vs raw ucp + flush", val("bandwidth", o "_nb_flush", "dart", "upn1.ucx", 2, 1048576), val("bandwidth", o "_nb_flush", "ucx", "upn1.ucx", 2, 1048576), ">=", 0.9)
   }
+  # the same over UCX's TCP transport, where an operation crosses a network
+  # transport as it would between nodes
+  for (d = 0; d < 2; d++) {
+    o = d ? "get" : "put"
+    for (j = 0; j < 2; j++) {
+      s = j ? 1048576 : 8
+      target("emulated nodes, UCX over TCP, " human(s) " " o " blocking vs raw ucp + flush", val("latency", o "_blocking", "dart", "upn1.tcp", 2, s), val("latency", o "_blocking", "ucx", "upn1.tcp", 2, s), "<=", 1.10)
+    }
+  }
   for (d = 0; d < 2; d++) {
     o = d ? "get" : "put"
     # the size where the UCX transport gains least (the ratio shown)
@@ -161,6 +170,9 @@ END {
   nu = distinct(UNITS["gups" SUBSEP "upn1.ucx"], gu)
   for (i = 1; i <= nu; i++)
     target("GUPS emulated nodes, " gu[i] " units, UCX transport vs raw ucp atomics", val("gups", "update", "dart", "upn1.ucx", gu[i], 20), val("gups", "update", "ucx", "upn1.ucx", gu[i], 20), ">=", 0.9)
+  nu = distinct(UNITS["gups" SUBSEP "upn1.tcp"], gu)
+  for (i = 1; i <= nu; i++)
+    target("GUPS emulated nodes, " gu[i] " units, UCX over TCP vs raw ucp atomics", val("gups", "update", "dart", "upn1.tcp", gu[i], 20), val("gups", "update", "ucx", "upn1.tcp", gu[i], 20), ">=", 0.9)
   nu = distinct(UNITS["gups" SUBSEP "node"], gu)
   for (i = 1; i <= nu; i++)
     target("GUPS, one node, " gu[i] " units, vs shared-window atomics", val("gups", "update", "dart", "node", gu[i], 20), val("gups", "update", "shm_atomic", "node", gu[i], 20), ">=", 0.8)
@@ -207,6 +219,12 @@ END {
       "dart + flush=bandwidth:" o "_nb_flush:dart|dart handles=bandwidth:" o "_handle_wait:dart|raw ucp + flush=bandwidth:" o "_nb_flush:ucx|dart, MPI transport=bandwidth:" o "_nb_flush:dart:upn1|MPI dynamic=bandwidth:" o "_nb_flush:mpi_dyn", \
       3, "MB/s")
   }
+  for (d = 0; d < 2; d++) {
+    o = d ? "get" : "put"
+    by_size(o " latency, UCX over TCP", "latency", "upn1.tcp", 2, \
+      "dart blocking=latency:" o "_blocking:dart|dart + flush=latency:" o "_nb_flush:dart|dart handle=latency:" o "_handle_wait:dart|raw ucp + flush=latency:" o "_blocking:ucx", \
+      4, "µs")
+  }
   # UCX's own benchmark between two processes (run-ucx-perftest), for
   # reference next to the raw and libdart rows on the same layout
   by_size("ucx_perftest for reference: latency", "perftest", lay, 2, \
@@ -227,6 +245,7 @@ END {
   by_units("GUP/s", "gups", "update", "node", 20, "dart|dart_fetch|mpi_alloc|shm_atomic|shmem", 4, "GUP/s, higher is better")
   by_units("GUP/s", "gups", "update", "upn1", 20, "dart|dart_fetch|mpi_alloc", 3, "GUP/s, higher is better")
   by_units("GUP/s, UCX transport", "gups", "update", "upn1.ucx", 20, "dart|dart_fetch|mpi_alloc|ucx", 4, "GUP/s, higher is better")
+  by_units("GUP/s, UCX over TCP", "gups", "update", "upn1.tcp", 20, "dart|dart_fetch|ucx", 3, "GUP/s, higher is better")
   print ""
   print "### Stencil (time per iteration)"
   for (li = 1; li <= nlay; li++) {
