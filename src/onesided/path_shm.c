@@ -59,8 +59,8 @@ uint64_t dart__onesided__acc_batches[2];
  * aborting (a CPU whose microcode aborts them all, or valgrind) then cost
  * next to nothing, and after a commit every batch tries again.
  * Transactions pay for their begin and end from about four updates on
- * (about 30 cycles against about 20 a locked instruction on the CPUs that
- * have them), so smaller batches are not tried.
+ * (about 12 ns together against 5-7 ns a locked update on a Sapphire
+ * Rapids core), so smaller batches are not tried.
  */
 #define HTM_MIN_BATCH 4
 #define HTM_MAX_BACKOFF 1024
