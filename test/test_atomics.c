@@ -4,7 +4,8 @@
  * counter under heavy contention with fetch-and-op, accumulate and CAS
  * mixed; unique tickets; single-element accumulates left pending (queued)
  * until a barrier, fetch or free, and the batches they are applied in
- * (hardware transactions or locked instructions); and the atomics path rule (CPU atomics only where
+ * (hardware transactions or locked instructions), alone and racing other
+ * units' fetch-and-add and compare-and-swap; and the atomics path rule (CPU atomics only where
  * every unit of the team shares the memory, the remote path for all
  * otherwise, the owner included).
  *
@@ -391,13 +392,42 @@ static bool cpu_has_rtm(void)
 #define QUEUE_LEN 32 /* the guide's */
 #define BATCHES 64
 
+/* Whether queued accumulates to memory with atomics along path go in
+ * hardware transactions: queued at all (CPU atomics, and no progress
+ * thread, which makes DART_THREAD_MULTIPLE), DART_HTM not 0, RTM. */
+static bool queued_on(dart_path_t atomics)
+{
+  const char *progress = getenv("DART_PROGRESS_THREAD");
+  return (atomics == DART_PATH_SELF || atomics == DART_PATH_SHM) &&
+         (progress == NULL || strcmp(progress, "1") != 0);
+}
+
+static bool transactions_on(dart_path_t atomics)
+{
+  const char *htm = getenv("DART_HTM");
+  return queued_on(atomics) && cpu_has_rtm() &&
+         (htm == NULL || strcmp(htm, "0") != 0);
+}
+
+typedef struct {
+  uint64_t committed, aborted, locked;
+} batches_t;
+
+static batches_t batches_now(void)
+{
+  batches_t b;
+  CHECK_OK(dart_acc_batches(&b.committed, &b.aborted, &b.locked));
+  return b;
+}
+
 /*
  * The batches in which queued accumulates are applied: a full queue is one
- * batch, in a hardware transaction where DART_HTM (default 1) asks for
- * them and the CPU has them (an abort now and then sends one down the
- * locked path), with locked instructions otherwise; no batches where
- * atomics take the remote path or under DART_THREAD_MULTIPLE (nothing is
- * queued). The updates add up either way.
+ * batch. Where DART_HTM (default 1) asks for hardware transactions and the
+ * CPU has them, the first batch after dart_init tries one (it commits, or
+ * aborts and the locked instructions apply it; after aborts that are not
+ * conflicts the next batches wait, so this runs first); otherwise none
+ * tries. No batches where atomics take the remote path or under
+ * DART_THREAD_MULTIPLE (nothing is queued). The updates add up either way.
  */
 static void test_batches(void)
 {
@@ -410,39 +440,91 @@ static void test_batches(void)
   *mine = 0;
   dart_path_t atomics;
   CHECK_OK(dart_gptr_atomic_path(g, &atomics));
-  /* the progress thread makes DART_THREAD_MULTIPLE: no queue */
-  const char *progress = getenv("DART_PROGRESS_THREAD");
-  const bool queued =
-      (atomics == DART_PATH_SELF || atomics == DART_PATH_SHM) &&
-      (progress == NULL || strcmp(progress, "1") != 0);
-  const char *htm = getenv("DART_HTM");
-  const bool transactions =
-      queued && cpu_has_rtm() && (htm == NULL || strcmp(htm, "0") != 0);
+  const bool queued = queued_on(atomics), tried = transactions_on(atomics);
   CHECK_OK(dart_barrier(DART_TEAM_ALL)); /* *mine is 0, the queue empty */
-  uint64_t tx0, locked0, tx, locked;
-  CHECK_OK(dart_acc_batches(&tx0, &locked0));
+  batches_t b0 = batches_now();
   const uint64_t one = 1;
   for (int i = 0; i < BATCHES * QUEUE_LEN; i++)
     CHECK_OK(dart_accumulate(g, &one, 1, DART_TYPE_ULONGLONG, DART_OP_SUM));
-  CHECK_OK(dart_acc_batches(&tx, &locked));
-  CHECK_EQ(tx - tx0 + locked - locked0, queued ? BATCHES : 0);
-  if (transactions) CHECK(tx > tx0);
-  else CHECK_EQ(tx, tx0);
+  batches_t b = batches_now();
+  const uint64_t committed = b.committed - b0.committed,
+                 aborted = b.aborted - b0.aborted,
+                 locked = b.locked - b0.locked;
+  CHECK_EQ(committed + aborted + locked, queued ? BATCHES : 0);
+  if (tried) CHECK(committed + aborted > 0);
+  else CHECK_EQ(committed + aborted, 0);
   uint64_t total;
   CHECK_OK(dart_fetch_and_op(g, NULL, &total, DART_TYPE_ULONGLONG,
                              DART_OP_NO_OP));
   CHECK_EQ(total, (uint64_t)BATCHES * QUEUE_LEN);
   if (me == 0)
-    printf("queued accumulates: %s\n",
-           !queued ? "not queued"
-           : transactions ? "hardware transactions"
-                          : "locked instructions");
+    printf("queued accumulates, %d full queues: %llu in transactions, %llu "
+           "after an abort, %llu locked\n",
+           BATCHES, (unsigned long long)committed,
+           (unsigned long long)aborted, (unsigned long long)locked);
 
   /* bad input: nothing written */
   uint64_t untouched = 12345;
-  CHECK_RET(dart_acc_batches(NULL, &untouched), DART_ERR_INVAL);
-  CHECK_RET(dart_acc_batches(&untouched, NULL), DART_ERR_INVAL);
+  CHECK_RET(dart_acc_batches(NULL, &untouched, &untouched), DART_ERR_INVAL);
+  CHECK_RET(dart_acc_batches(&untouched, NULL, &untouched), DART_ERR_INVAL);
+  CHECK_RET(dart_acc_batches(&untouched, &untouched, NULL), DART_ERR_INVAL);
   CHECK_EQ(untouched, 12345);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  CHECK_OK(dart_team_memfree(g));
+}
+
+#define QUEUED_PER_ROUND 8
+
+/*
+ * Batches against fetch-and-add and compare-and-swap on one word: every
+ * unit queues QUEUED_PER_ROUND increments of one counter, which its
+ * fetch-and-add then applies in one batch (in a transaction where they are
+ * on, racing the others' atomics on that word), then increments it once
+ * with compare-and-swap. No increment is lost or doubled.
+ */
+static void test_contended_batches(void)
+{
+  const int rounds = iters() / 10 > 0 ? iters() / 10 : 1;
+  dart_gptr_t g;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 1, DART_TYPE_LONG, &g));
+  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(n - 1));
+  long *mine;
+  CHECK_OK(dart_gptr_getaddr(g, (void **)&mine));
+  if (me == n - 1) *mine = 0;
+  dart_path_t atomics;
+  CHECK_OK(dart_gptr_atomic_path(g, &atomics));
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  batches_t b0 = batches_now();
+  const long one = 1;
+  for (int r = 0; r < rounds; r++) {
+    for (int i = 0; i < QUEUED_PER_ROUND; i++)
+      CHECK_OK(dart_accumulate(g, &one, 1, DART_TYPE_LONG, DART_OP_SUM));
+    long old, seen, next;
+    CHECK_OK(dart_fetch_and_op(g, &one, &old, DART_TYPE_LONG, DART_OP_SUM));
+    for (old++;; old = seen) { /* old: a guess of the value now */
+      next = old + 1;
+      CHECK_OK(dart_compare_and_swap(g, &next, &old, &seen, DART_TYPE_LONG));
+      if (seen == old) break;
+    }
+  }
+  batches_t b = batches_now();
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  long total;
+  CHECK_OK(dart_fetch_and_op(g, NULL, &total, DART_TYPE_LONG, DART_OP_NO_OP));
+  CHECK_EQ(total, (long)n * rounds * (QUEUED_PER_ROUND + 2));
+  uint64_t mine_counts[3] = {b.committed - b0.committed,
+                             b.aborted - b0.aborted, b.locked - b0.locked};
+  uint64_t all[3];
+  CHECK_OK(dart_allreduce(mine_counts, all, 3, DART_TYPE_ULONGLONG,
+                          DART_OP_SUM, DART_TEAM_ALL));
+  CHECK_EQ(all[0] + all[1] + all[2],
+           queued_on(atomics) ? (uint64_t)n * rounds : 0);
+  if (!transactions_on(atomics)) CHECK_EQ(all[0] + all[1], 0);
+  if (me == 0)
+    printf("contended batches, %d units: %llu in transactions, %llu after an "
+           "abort, %llu locked\n",
+           n, (unsigned long long)all[0], (unsigned long long)all[1],
+           (unsigned long long)all[2]);
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
   CHECK_OK(dart_team_memfree(g));
 }
@@ -496,9 +578,10 @@ int main(int argc, char **argv)
   const char *shm = getenv("DART_SHM");
   bool shm_on = shm == NULL || strcmp(shm, "0") != 0;
 
+  test_batches(); /* first: no aborts before */
+  test_contended_batches();
   test_types();
   test_queued();
-  test_batches();
   test_contention(DART_TEAM_ALL, n);
   check_rule(DART_TEAM_ALL, n, n == 1 || (nodes == 1 && shm_on));
 

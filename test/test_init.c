@@ -109,7 +109,7 @@ static void check_not_initialised(const char *when)
   CHECK_RET(dart_team_lock_destroy(&lock), DART_ERR_NOTINIT);
   CHECK(got == -1 && !dart_lock_initialized(lock));
   uint64_t batches = 12345;
-  CHECK_RET(dart_acc_batches(&batches, &batches), DART_ERR_NOTINIT);
+  CHECK_RET(dart_acc_batches(&batches, &batches, &batches), DART_ERR_NOTINIT);
   CHECK(batches == 12345);
   CHECK_RET(dart_type_create_strided(DART_TYPE_INT, 2, 1, &dt),
             DART_ERR_NOTINIT);

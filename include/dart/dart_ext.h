@@ -64,10 +64,11 @@ dart_ret_t dart_path_count(dart_path_t path, uint64_t *count) DART_NOTHROW;
  * dart_init (single-element SUM, BAND, BOR or BXOR on an integer that the
  * unit reaches with CPU atomics wait in a queue; see the guide):
  * \c in_transaction of them in one hardware transaction each (x86 RTM,
- * DART_HTM=1, where the CPU has it), \c locked with one locked instruction
- * per update.
+ * DART_HTM=1, where the CPU has it); \c after_abort with one locked
+ * instruction per update after their transaction aborted; \c locked that
+ * way without a transaction tried.
  */
-dart_ret_t dart_acc_batches(uint64_t *in_transaction,
+dart_ret_t dart_acc_batches(uint64_t *in_transaction, uint64_t *after_abort,
                             uint64_t *locked) DART_NOTHROW;
 
 /**

@@ -13,17 +13,26 @@
  * make every transaction abort. */
 bool dart__base__htm_supported(void);
 
+/* dart__base__htm_begin's answer inside the transaction; any other is
+ * the abort status (bits 23:6 are 0 in every one). */
+#define DART__BASE__HTM_STARTED (~0u)
+/* An abort status that says the transaction may commit if tried again (a
+ * conflicting access); without it, it aborted for a reason that stays (a
+ * page fault, an interrupt, a CPU that aborts every transaction). */
+#define DART__BASE__HTM_MAY_RETRY(status) (((status) & (1u << 1)) != 0)
+
 #if defined(__x86_64__)
 /*
- * Starts a transaction: true inside it. Where it aborts, the CPU undoes
- * its stores and registers and comes back here with false. Only
- * dart__base__htm_supported CPUs may call it.
+ * Starts a transaction: DART__BASE__HTM_STARTED inside it. Where it
+ * aborts, the CPU undoes its stores and registers and comes back here with
+ * the abort status. Only dart__base__htm_supported CPUs may call it.
  */
-static inline __attribute__((always_inline)) bool dart__base__htm_begin(void)
+static inline __attribute__((always_inline)) unsigned
+dart__base__htm_begin(void)
 {
-  unsigned status = ~0u; /* XBEGIN keeps it when the transaction starts */
+  unsigned status = DART__BASE__HTM_STARTED; /* XBEGIN keeps it then */
   __asm__ __volatile__("xbegin 1f\n1:" : "+a"(status) : : "memory");
-  return status == ~0u;
+  return status;
 }
 
 /* Commits the transaction dart__base__htm_begin started. */
@@ -32,7 +41,7 @@ static inline __attribute__((always_inline)) void dart__base__htm_end(void)
   __asm__ __volatile__("xend" : : : "memory");
 }
 #else
-static inline bool dart__base__htm_begin(void) { return false; }
+static inline unsigned dart__base__htm_begin(void) { return 0; }
 static inline void dart__base__htm_end(void) {}
 #endif
 

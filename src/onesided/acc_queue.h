@@ -39,9 +39,15 @@ extern unsigned dart__onesided__acc_queued;
 void dart__onesided__acc_apply(void);
 
 /* The batches applied since dart_init (dart_acc_batches): in one hardware
- * transaction each, and with one locked instruction per update. */
-typedef enum { DART__ACC_IN_TRANSACTION, DART__ACC_LOCKED } dart__acc_how_t;
-extern uint64_t dart__onesided__acc_batches[2];
+ * transaction each; with one locked instruction per update after their
+ * transaction aborted; and so without one tried. */
+typedef enum {
+  DART__ACC_IN_TRANSACTION,
+  DART__ACC_AFTER_ABORT,
+  DART__ACC_LOCKED,
+  DART__ACC_HOW_COUNT
+} dart__acc_how_t;
+extern uint64_t dart__onesided__acc_batches[DART__ACC_HOW_COUNT];
 
 /* At dart_init: batches go in hardware transactions from now on where
  * DART_HTM asks for them and the CPU has them; the counts start at 0. */

@@ -642,15 +642,18 @@ dart_ret_t dart_path_count(dart_path_t path, uint64_t *count)
   return DART_OK;
 }
 
-dart_ret_t dart_acc_batches(uint64_t *in_transaction, uint64_t *locked)
+dart_ret_t dart_acc_batches(uint64_t *in_transaction, uint64_t *after_abort,
+                            uint64_t *locked)
 {
   DART__CHECK_INIT();
-  if (in_transaction == NULL || locked == NULL) {
-    DART_LOG_ERROR("in_transaction %p or locked %p is NULL",
-                   (void *)in_transaction, (void *)locked);
+  if (in_transaction == NULL || after_abort == NULL || locked == NULL) {
+    DART_LOG_ERROR("in_transaction %p, after_abort %p or locked %p is NULL",
+                   (void *)in_transaction, (void *)after_abort,
+                   (void *)locked);
     return DART_ERR_INVAL;
   }
   *in_transaction = dart__onesided__acc_batches[DART__ACC_IN_TRANSACTION];
+  *after_abort = dart__onesided__acc_batches[DART__ACC_AFTER_ABORT];
   *locked = dart__onesided__acc_batches[DART__ACC_LOCKED];
   return DART_OK;
 }

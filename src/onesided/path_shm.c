@@ -50,14 +50,17 @@ static dart_ret_t shm_flush(dart__team_t *team, int unit)
 
 dart__queued_acc_t dart__onesided__acc_queue[DART__ACC_QUEUE_LEN];
 unsigned dart__onesided__acc_queued;
-uint64_t dart__onesided__acc_batches[2];
+uint64_t dart__onesided__acc_batches[DART__ACC_HOW_COUNT];
 
 /*
  * Hardware transactions for the queue. Where one aborts, the queue is
- * applied with locked instructions, and the next batches go that way too,
- * twice as many after each abort in a row: transactions that keep
- * aborting (a CPU whose microcode aborts them all, or valgrind) then cost
- * next to nothing, and after a commit every batch tries again.
+ * applied with locked instructions. A conflict with another unit's access
+ * (the CPU says a retry may commit) changes nothing else; after an abort
+ * for a reason that stays (a page fault, an interrupt, a CPU whose
+ * microcode aborts them all, valgrind), the next batches go with locked
+ * instructions too, twice as many after each such abort in a row, so that
+ * transactions that cannot commit cost next to nothing; after a commit
+ * every batch tries again.
  * Transactions pay for their begin and end from about four updates on
  * (about 12 ns together against 5-7 ns a locked update on a Sapphire
  * Rapids core), so smaller batches are not tried.
@@ -76,8 +79,7 @@ void dart__onesided__acc_init(void)
   htm.on = dart__base__config.htm && dart__base__htm_supported();
   htm.skip = 0;
   htm.backoff = 1;
-  dart__onesided__acc_batches[DART__ACC_IN_TRANSACTION] = 0;
-  dart__onesided__acc_batches[DART__ACC_LOCKED] = 0;
+  memset(dart__onesided__acc_batches, 0, sizeof dart__onesided__acc_batches);
 }
 
 bool dart__onesided__acc_htm(void) { return htm.on; }
@@ -124,35 +126,34 @@ apply_queue(unsigned n, bool in_transaction)
   }
 }
 
-/* The queue applied in one transaction: false, with nothing done, where
- * none was tried or it aborted. */
-static bool apply_in_transaction(unsigned n)
+/* The queue applied in one transaction, if one is tried: how it went. */
+static dart__acc_how_t apply_in_transaction(unsigned n)
 {
-  if (!htm.on || n < HTM_MIN_BATCH) return false;
+  if (!htm.on || n < HTM_MIN_BATCH) return DART__ACC_LOCKED;
   if (htm.skip > 0) {
     htm.skip--;
-    return false;
+    return DART__ACC_LOCKED;
   }
-  if (!dart__base__htm_begin()) {
-    htm.skip = htm.backoff;
-    if (htm.backoff < HTM_MAX_BACKOFF) htm.backoff *= 2;
-    return false;
+  const unsigned status = dart__base__htm_begin();
+  if (status != DART__BASE__HTM_STARTED) {
+    if (!DART__BASE__HTM_MAY_RETRY(status)) {
+      htm.skip = htm.backoff;
+      if (htm.backoff < HTM_MAX_BACKOFF) htm.backoff *= 2;
+    }
+    return DART__ACC_AFTER_ABORT;
   }
   apply_queue(n, true);
   dart__base__htm_end();
   htm.backoff = 1;
-  return true;
+  return DART__ACC_IN_TRANSACTION;
 }
 
 void dart__onesided__acc_apply(void)
 {
   const unsigned n = dart__onesided__acc_queued;
-  if (apply_in_transaction(n)) {
-    dart__onesided__acc_batches[DART__ACC_IN_TRANSACTION]++;
-  } else {
-    apply_queue(n, false);
-    dart__onesided__acc_batches[DART__ACC_LOCKED]++;
-  }
+  const dart__acc_how_t how = apply_in_transaction(n);
+  if (how != DART__ACC_IN_TRANSACTION) apply_queue(n, false);
+  dart__onesided__acc_batches[how]++;
   dart__onesided__acc_queued = 0;
 }
 
