@@ -13,6 +13,7 @@
 #include "base/env.h"
 #include "base/htm.h"
 #include "onesided/acc_queue.h"
+#include "onesided/atomic_apply.h"
 #include "onesided/cpu_atomic.h"
 #include "onesided/onesided.h"
 #include "team/runtime.h"
@@ -84,32 +85,21 @@ void dart__onesided__acc_init(void)
 
 bool dart__onesided__acc_htm(void) { return htm.on; }
 
-/* An accumulate's next value; truncated to the element, a sum wraps as
- * the locked add does. */
-static inline uint64_t combine(uint64_t old, uint64_t v, dart_operation_t op)
-{
-  switch (op) {
-  case DART_OP_SUM: return old + v;
-  case DART_OP_BXOR: return old ^ v;
-  case DART_OP_BAND: return old & v;
-  default: return old | v;
-  }
-}
-
-/* One queued accumulate of N bits: inside a transaction a relaxed load and
- * store (plain moves, atomic together with the transaction's others), else
- * a locked instruction. */
-#define APPLY_QUEUED(N)                                                      \
+/* One queued accumulate of N bits (T: the basic type of that width whose
+ * arithmetic, atomic_apply.h's, is the locked instruction's): inside a
+ * transaction a relaxed load and store (plain moves, atomic together with
+ * the transaction's others), else a locked instruction. */
+#define APPLY_QUEUED(N, T)                                                   \
   do {                                                                       \
     uint##N##_t v, *p = q->addr;                                             \
     memcpy(&v, q->operand, sizeof v);                                        \
-    if (in_transaction)                                                      \
-      __atomic_store_n(p,                                                    \
-                       (uint##N##_t)combine(                                 \
-                           __atomic_load_n(p, __ATOMIC_RELAXED), v, q->op),  \
-                       __ATOMIC_RELAXED);                                    \
-    else                                                                     \
+    if (in_transaction) {                                                    \
+      uint##N##_t old = __atomic_load_n(p, __ATOMIC_RELAXED), next;          \
+      dart__atomic_apply_value(T, (int)q->op, &old, &v, &next);              \
+      __atomic_store_n(p, next, __ATOMIC_RELAXED);                           \
+    } else {                                                                 \
       cpu_update##N(p, q->op, v);                                            \
+    }                                                                        \
   } while (0)
 
 static inline __attribute__((always_inline)) void
@@ -118,10 +108,10 @@ apply_queue(unsigned n, bool in_transaction)
   for (unsigned i = 0; i < n; i++) {
     const dart__queued_acc_t *q = &dart__onesided__acc_queue[i];
     switch (q->size) {
-    case 1: APPLY_QUEUED(8); break;
-    case 2: APPLY_QUEUED(16); break;
-    case 4: APPLY_QUEUED(32); break;
-    default: APPLY_QUEUED(64); break;
+    case 1: APPLY_QUEUED(8, DART_TYPE_BYTE); break;
+    case 2: APPLY_QUEUED(16, DART_TYPE_SHORT); break;
+    case 4: APPLY_QUEUED(32, DART_TYPE_UINT); break;
+    default: APPLY_QUEUED(64, DART_TYPE_ULONGLONG); break;
     }
   }
 }
