@@ -42,8 +42,8 @@ bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size);
  * loads (team table, team, segment table, segment, route); after a
  * blocking put's fence each of them waits for the one before, and between
  * node peers the chain costs more than the put itself. So the routes found
- * last are kept in a small direct-mapped table, one cache line each, where
- * a hit is one load. dart__globmem__route_at fills it; every entry goes
+ * last are kept in a small direct-mapped table, where a hit is one load
+ * (of the entry's first cache line). dart__globmem__route_at fills it; every entry goes
  * when any segment goes (dart__globmem__route_cache_clear), so a hit is a
  * live segment. Under DART_THREAD_MULTIPLE it stays empty: another thread
  * could free a segment between a hit and its use.
@@ -65,8 +65,21 @@ typedef struct {
   /* the public functions copy to and from base themselves: SELF or SHM,
    * and no device backend (whose local buffers may be device memory) */
   bool copy;
+  int32_t unit; /* the gptr's, in team */
+  /* The remote transport's own for the route, which it enters on its
+   * first use there and alone reads, in the entry's second line (UCX: the
+   * endpoint, the remote key, the part's address in its owner's process
+   * and the global unit; ep NULL: not yet). With these at hand an
+   * operation is one call into the transport. */
+  struct {
+    void *ep;
+    void *rkey;
+    uint64_t addr;
+    int unit;
+  } remote __attribute__((aligned(64)));
 } __attribute__((aligned(64))) dart__route_cache_t;
-_Static_assert(sizeof(dart__route_cache_t) == 64, "one cache line an entry");
+_Static_assert(sizeof(dart__route_cache_t) == 128,
+               "two cache lines an entry, the remote transport's second");
 
 /* hidden: addressed relative to the code, not through the GOT */
 extern dart__route_cache_t dart__globmem__route_cache[DART__ROUTE_CACHE_LEN]

@@ -31,7 +31,8 @@ void dart__globmem__route_fill(dart_gptr_t gptr, const dart__target_t *target)
                              .path = (int8_t)r->path,
                              .atomics = (int8_t)r->atomics,
                              .copy = r->path <= DART__PATH_SHM &&
-                                     dart__gpu.ops == NULL};
+                                     dart__gpu.ops == NULL,
+                             .unit = gptr.unitid};
 }
 
 void dart__globmem__route_cache_clear(void)

@@ -242,7 +242,7 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
       dart__onesided__acc_queued != 0 ||
       ((e->route->addr + offset) & (size - 1)) != 0)
     return false;
-  *ret = dart__ucx__cached_accumulate(func, gptr, value, size, op);
+  *ret = dart__ucx__cached_accumulate(func, e, offset, value, size, op);
   return true;
 }
 

@@ -133,7 +133,11 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
   if (__builtin_expect(e == NULL, 0)) return false;
   if (__builtin_expect(!e->copy, 0)) {
     if (e->path != DART__PATH_UCX || dart__gpu.ops != NULL) return false;
-    *ret = dart__ucx__cached(e, gptr, local, bytes, is_put, mode, handle);
+    uint64_t offset = gptr.addr_or_offs.offset;
+    *ret = mode != DART__MODE_BLOCKING
+               ? dart__ucx__cached(e, offset, local, bytes, is_put, handle)
+           : is_put ? dart__ucx__put_blocking(e, offset, local, bytes)
+                    : dart__ucx__get_blocking(e, offset, local, bytes);
     return true;
   }
   e->ops++;
@@ -415,17 +419,21 @@ static __attribute__((noinline)) dart_ret_t flush_queued(void)
 }
 
 /*
- * The flushes of one unit: the hot path is a cached route to memory this
- * process loads and stores. A hit means that one thread runs DART (the
- * cache is empty under DART_THREAD_MULTIPLE), so the flag alone tells
- * whether puts left stores to fence.
+ * The flushes of one unit: the hot paths are a cached route to memory this
+ * process loads and stores, and one along the UCX path. A hit means that
+ * one thread runs DART (the cache is empty under DART_THREAD_MULTIPLE), so
+ * the flag alone tells whether puts left stores to fence.
  */
 static inline __attribute__((always_inline)) dart_ret_t
 flush_one(const char *func, dart_gptr_t gptr, bool local)
 {
-  const dart__route_cache_t *e = dart__globmem__route_cached(gptr, 0);
-  if (__builtin_expect(e == NULL || e->path > DART__PATH_SHM, 0))
+  dart__route_cache_t *e = dart__globmem__route_cached(gptr, 0);
+  if (__builtin_expect(e == NULL || e->path > DART__PATH_SHM, 0)) {
+    if (e != NULL && e->path == DART__PATH_UCX &&
+        dart__onesided__acc_queued == 0)
+      return dart__ucx__cached_flush(func, e);
     return flush_rest(func, gptr, local);
+  }
   if (__builtin_expect(dart__onesided__acc_queued != 0, 0))
     return flush_queued();
   if (atomic_load_explicit(&dart__onesided__stores_unfenced,

@@ -172,18 +172,27 @@ dart_ret_t dart__ucx__flush_all(void);
 dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
                             void *local, size_t bytes, bool is_put,
                             dart__mode_t mode, dart_handle_t *handle);
-/* The same along a cached route (e's path is UCX): the public functions'
- * hot path. */
-dart_ret_t dart__ucx__cached(dart__route_cache_t *e, dart_gptr_t gptr,
+/* The same along a cached route whose path is UCX, to offset of its part:
+ * the public functions' hot paths, blocking, and started (handle NULL) or
+ * with a handle. */
+dart_ret_t dart__ucx__get_blocking(dart__route_cache_t *e, uint64_t offset,
+                                  void *local, size_t bytes);
+dart_ret_t dart__ucx__put_blocking(dart__route_cache_t *e, uint64_t offset,
+                                  const void *local, size_t bytes);
+dart_ret_t dart__ucx__cached(dart__route_cache_t *e, uint64_t offset,
                             void *local, size_t bytes, bool is_put,
-                            dart__mode_t mode, dart_handle_t *handle);
+                            dart_handle_t *handle);
+/* dart_flush's and dart_flush_local's along a cached route whose path is
+ * UCX, with no accumulate queued for CPU atomics. */
+dart_ret_t dart__ucx__cached_flush(const char *func, dart__route_cache_t *e);
 /* dart_accumulate's hot path along a cached route whose atomics are
- * UCX's (gptr hits the cache): a deferrable accumulate of one aligned
- * element of size 4 or 8, with no accumulate queued for CPU atomics, only
- * started. */
-dart_ret_t dart__ucx__cached_accumulate(const char *func, dart_gptr_t gptr,
-                                       const void *value, size_t size,
-                                       dart_operation_t op);
+ * UCX's: a deferrable accumulate of one element of size 4 or 8 at offset
+ * of the part, aligned, with no accumulate queued for CPU atomics, only
+ * started. Failures are logged as func. */
+dart_ret_t dart__ucx__cached_accumulate(const char *func,
+                                       dart__route_cache_t *e,
+                                       uint64_t offset, const void *value,
+                                       size_t size, dart_operation_t op);
 /* Collective over seg's team: registers this unit's part and exchanges
  * the packed rkeys; and the reverse, once nobody accesses the segment. */
 dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
@@ -258,29 +267,57 @@ static inline dart_ret_t dart__ucx__contig(const char *func,
   (void)handle;
   return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
 }
+static inline dart_ret_t dart__ucx__get_blocking(dart__route_cache_t *e,
+                                                 uint64_t offset, void *local,
+                                                 size_t bytes)
+{
+  (void)e;
+  (void)offset;
+  (void)local;
+  (void)bytes;
+  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
+}
+static inline dart_ret_t dart__ucx__put_blocking(dart__route_cache_t *e,
+                                                 uint64_t offset,
+                                                 const void *local,
+                                                 size_t bytes)
+{
+  (void)e;
+  (void)offset;
+  (void)local;
+  (void)bytes;
+  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
+}
 static inline dart_ret_t dart__ucx__cached(dart__route_cache_t *e,
-                                           dart_gptr_t gptr, void *local,
+                                           uint64_t offset, void *local,
                                            size_t bytes, bool is_put,
-                                           dart__mode_t mode,
                                            dart_handle_t *handle)
 {
   (void)e;
-  (void)gptr;
+  (void)offset;
   (void)local;
   (void)bytes;
   (void)is_put;
-  (void)mode;
   (void)handle;
   return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
 }
+static inline dart_ret_t dart__ucx__cached_flush(const char *func,
+                                                 dart__route_cache_t *e)
+{
+  (void)func;
+  (void)e;
+  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
+}
 static inline dart_ret_t dart__ucx__cached_accumulate(const char *func,
-                                                      dart_gptr_t gptr,
+                                                      dart__route_cache_t *e,
+                                                      uint64_t offset,
                                                       const void *value,
                                                       size_t size,
                                                       dart_operation_t op)
 {
   (void)func;
-  (void)gptr;
+  (void)e;
+  (void)offset;
   (void)value;
   (void)size;
   (void)op;

@@ -6,6 +6,8 @@
  * gave. Worker addresses are allgathered at dart_init; endpoints are made
  * on first use. Each segment's packed rkeys are allgathered when it is
  * allocated and unpacked on first use per unit, then cached in the segment.
+ * A route in the route cache keeps its endpoint, key and address too, so
+ * that the public functions' hot paths reach UCX in one call.
  *
  * Progress: UCX's shared-memory transports reach only memory UCX allocated
  * itself; for other memory (MPI's shared windows, user registrations) it
@@ -241,19 +243,40 @@ static int start_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
                        c->r->unit) != DART_OK;
 }
 
-/* Completes what went to ep. UCX's shared-memory transports put with the
- * origin's own stores, which its flush does not order before our later
- * loads: the fence does, as a put to a node peer's memory does (a unit
- * that puts to another and then reads what that one put must not find
- * the old value when the other does too). */
+/* Remote completion of what went to ep and has completed locally.
+ * UCX's shared-memory transports put with the origin's own stores, which
+ * its flush does not order before our later loads: the fence does, as a
+ * put to a node peer's memory does (a unit that puts to another and then
+ * reads what that one put must not find the old value when the other
+ * does too). */
+static dart_ret_t flush_ep_only(const char *func, ucp_ep_h ep, int unit)
+{
+  dart_ret_t ret = wait_request(func, "ucp_ep_flush_nbx",
+                                ucp_ep_flush_nbx(ep, &plain), unit);
+  dart__base__fence();
+  return ret;
+}
+
+/* Completes what went to ep: first every counted operation (a large put
+ * over UCX's rendezvous is remote-complete only when its request is). */
 static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
 {
   dart_ret_t ret = wait_counted(func);
   if (ret != DART_OK) return ret;
-  ret = wait_request(func, "ucp_ep_flush_nbx", ucp_ep_flush_nbx(ep, &plain),
-                     unit);
-  dart__base__fence();
-  return ret;
+  return flush_ep_only(func, ep, unit);
+}
+
+/* The handle of a transfer to unit of team, when mode asks for one (*h
+ * NULL otherwise). */
+static inline dart_ret_t handle_for(dart__team_t *team, int unit, bool is_put,
+                                    dart__mode_t mode, dart_handle_t *h)
+{
+  *h = NULL;
+  if (mode == DART__MODE_HANDLE &&
+      (*h = dart__onesided__handle_new(team, unit, DART__PATH_UCX,
+                                       is_put)) == NULL)
+    return DART_ERR_NOMEM;
+  return DART_OK;
 }
 
 /* The start of a transfer to t: where it goes and, with a handle, the
@@ -264,12 +287,7 @@ static inline dart_ret_t begin(const char *func, const dart__target_t *t,
 {
   dart_ret_t ret = remote_of(func, t, r);
   if (ret != DART_OK) return ret;
-  *h = NULL;
-  if (mode == DART__MODE_HANDLE &&
-      (*h = dart__onesided__handle_new(t->team, t->unit, DART__PATH_UCX,
-                                       is_put)) == NULL)
-    return DART_ERR_NOMEM;
-  return DART_OK;
+  return handle_for(t->team, t->unit, is_put, mode, h);
 }
 
 /* The end of a transfer: blocking ones serve peers now and then; the
@@ -285,61 +303,138 @@ static inline dart_ret_t finish(dart_ret_t ret, dart__mode_t mode,
   return ret;
 }
 
-static inline __attribute__((always_inline)) dart_ret_t
-contig(const char *func, const dart__target_t *t, void *local, size_t bytes,
-       bool is_put, dart__mode_t mode, dart_handle_t *handle)
+/* The rest of a blocking transfer to ep whose request is req: its
+ * completion, a put's remote completion, and serving peers now and then.
+ * Waits only for this transfer, not for what was started before it. */
+static inline dart_ret_t blocking_done(const char *func, ucp_ep_h ep,
+                                       int unit, bool is_put,
+                                       ucs_status_ptr_t req)
 {
-  remote_t r;
-  dart_handle_t h;
-  dart_ret_t ret = begin(func, t, is_put, mode, &r, &h);
-  if (ret != DART_OK) return ret;
-  /* a blocking get is complete with its request; a put needs a flush */
-  const bool own = mode == DART__MODE_BLOCKING && !is_put;
-  const ucp_request_param_t *param = own ? &plain : &counted;
+  dart_ret_t ret = wait_request(func, is_put ? "ucp_put_nbx" : "ucp_get_nbx",
+                                req, unit);
+  if (ret == DART_OK && is_put) ret = flush_ep_only(func, ep, unit);
+  serve_others();
+  return ret;
+}
+
+/* A contiguous transfer to r, with h its handle or NULL. */
+static inline __attribute__((always_inline)) dart_ret_t
+contig(const char *func, const remote_t *r, void *local, size_t bytes,
+       bool is_put, dart__mode_t mode, dart_handle_t h, dart_handle_t *handle)
+{
+  const bool blocking = mode == DART__MODE_BLOCKING;
+  const ucp_request_param_t *param = blocking ? &plain : &counted;
   ucs_status_ptr_t req =
-      is_put ? ucp_put_nbx(r.ep, local, bytes, r.addr, r.rkey, param)
-             : ucp_get_nbx(r.ep, local, bytes, r.addr, r.rkey, param);
-  if (own) {
-    ret = wait_request(func, "ucp_get_nbx", req, r.unit);
-  } else {
-    ret = count_request(func, is_put ? "ucp_put_nbx" : "ucp_get_nbx", req,
-                        r.unit);
-    if (ret == DART_OK && mode == DART__MODE_BLOCKING)
-      ret = flush_ep(func, r.ep, r.unit);
-  }
-  return finish(ret, mode, h, handle);
+      is_put ? ucp_put_nbx(r->ep, local, bytes, r->addr, r->rkey, param)
+             : ucp_get_nbx(r->ep, local, bytes, r->addr, r->rkey, param);
+  if (blocking) return blocking_done(func, r->ep, r->unit, is_put, req);
+  return finish(count_request(func, is_put ? "ucp_put_nbx" : "ucp_get_nbx",
+                              req, r->unit),
+                mode, h, handle);
 }
 
 dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
                             void *local, size_t bytes, bool is_put,
                             dart__mode_t mode, dart_handle_t *handle)
 {
-  return contig(func, t, local, bytes, is_put, mode, handle);
+  remote_t r;
+  dart_handle_t h;
+  dart_ret_t ret = begin(func, t, is_put, mode, &r, &h);
+  if (ret != DART_OK) return ret;
+  return contig(func, &r, local, bytes, is_put, mode, h, handle);
 }
 
-/* The target of gptr along a cached route: the fields the path reads (an
- * initializer would clear grown too). */
-static inline void cached_target(const dart__route_cache_t *e,
-                                 dart_gptr_t gptr, dart__target_t *t)
+/* Enters the UCX endpoint, key, address and global unit of e's route into
+ * it, on its first use here. */
+static __attribute__((noinline)) dart_ret_t
+route_remote_fill(const char *func, dart__route_cache_t *e)
 {
-  t->team = e->team;
-  t->seg = e->seg;
-  t->route = e->route;
-  t->offset = gptr.addr_or_offs.offset;
-  t->unit = gptr.unitid;
+  const dart__target_t t = {
+      .team = e->team, .seg = e->seg, .route = e->route, .unit = e->unit};
+  remote_t r;
+  dart_ret_t ret = remote_of(func, &t, &r);
+  if (ret != DART_OK) return ret;
+  e->remote.ep = r.ep;
+  e->remote.rkey = r.rkey;
+  e->remote.addr = r.addr;
+  e->remote.unit = r.unit;
+  return DART_OK;
 }
 
-dart_ret_t dart__ucx__cached(dart__route_cache_t *e, dart_gptr_t gptr,
-                            void *local, size_t bytes, bool is_put,
-                            dart__mode_t mode, dart_handle_t *handle)
+/* Where an operation at offset of e's route goes. */
+static inline __attribute__((always_inline)) dart_ret_t
+route_remote(const char *func, dart__route_cache_t *e, uint64_t offset,
+             remote_t *r)
 {
-  static const char *const func[2][3] = {
-      {"dart_get", "dart_get_blocking", "dart_get_handle"},
-      {"dart_put", "dart_put_blocking", "dart_put_handle"}};
+  if (__builtin_expect(e->remote.ep == NULL, 0)) {
+    dart_ret_t ret = route_remote_fill(func, e);
+    if (ret != DART_OK) return ret;
+  }
+  r->ep = e->remote.ep;
+  r->rkey = e->remote.rkey;
+  r->addr = e->remote.addr + offset;
+  r->unit = e->remote.unit;
+  return DART_OK;
+}
+
+/* A blocking transfer along e on its route's first use here. */
+static __attribute__((noinline)) dart_ret_t
+blocking_first(dart__route_cache_t *e, uint64_t offset, void *local,
+               size_t bytes, bool is_put)
+{
+  dart_ret_t ret = route_remote_fill(
+      is_put ? "dart_put_blocking" : "dart_get_blocking", e);
+  if (ret != DART_OK) return ret;
+  return is_put ? dart__ucx__put_blocking(e, offset, local, bytes)
+                : dart__ucx__get_blocking(e, offset, local, bytes);
+}
+
+/* The blocking hot paths keep nothing but e across their calls into
+ * UCX, so that they save few registers. */
+dart_ret_t dart__ucx__get_blocking(dart__route_cache_t *e, uint64_t offset,
+                                  void *local, size_t bytes)
+{
+  if (__builtin_expect(e->remote.ep == NULL, 0))
+    return blocking_first(e, offset, local, bytes, false);
   e->ops++;
-  dart__target_t t;
-  cached_target(e, gptr, &t);
-  return contig(func[is_put][mode], &t, local, bytes, is_put, mode, handle);
+  ucs_status_ptr_t req =
+      ucp_get_nbx(e->remote.ep, local, bytes, e->remote.addr + offset,
+                  e->remote.rkey, &plain);
+  if (__builtin_expect(req != NULL, 0))
+    return blocking_done("dart_get_blocking", e->remote.ep, e->remote.unit,
+                         false, req);
+  serve_others();
+  return DART_OK;
+}
+
+dart_ret_t dart__ucx__put_blocking(dart__route_cache_t *e, uint64_t offset,
+                                  const void *local, size_t bytes)
+{
+  if (__builtin_expect(e->remote.ep == NULL, 0))
+    return blocking_first(e, offset, (void *)local, bytes, true);
+  e->ops++;
+  ucs_status_ptr_t req =
+      ucp_put_nbx(e->remote.ep, local, bytes, e->remote.addr + offset,
+                  e->remote.rkey, &plain);
+  return blocking_done("dart_put_blocking", e->remote.ep, e->remote.unit,
+                       true, req);
+}
+
+dart_ret_t dart__ucx__cached(dart__route_cache_t *e, uint64_t offset,
+                            void *local, size_t bytes, bool is_put,
+                            dart_handle_t *handle)
+{
+  static const char *const func[2][2] = {{"dart_get", "dart_get_handle"},
+                                         {"dart_put", "dart_put_handle"}};
+  const dart__mode_t mode = handle ? DART__MODE_HANDLE : DART__MODE_NB;
+  e->ops++;
+  remote_t r;
+  dart_handle_t h;
+  dart_ret_t ret = route_remote(func[is_put][handle != NULL], e, offset, &r);
+  if (ret == DART_OK) ret = handle_for(e->team, e->unit, is_put, mode, &h);
+  if (ret != DART_OK) return ret;
+  return contig(func[is_put][handle != NULL], &r, local, bytes, is_put, mode,
+                h, handle);
 }
 
 static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
@@ -379,12 +474,25 @@ static dart_ret_t ucx_get(const dart__xfer_t *x, dart__mode_t mode,
   return ucx_xfer(x, false, mode, handle);
 }
 
-static dart_ret_t ucx_flush(dart__team_t *team, int unit)
+/* Completes what went to unit of team (logged as func). */
+static dart_ret_t flush_unit(const char *func, dart__team_t *team, int unit)
 {
   int global = team->members[unit];
   ucp_ep_h ep = atomic_load_explicit(&ucx.eps[global], memory_order_acquire);
   if (ep == NULL) return DART_OK; /* nothing was ever sent there */
-  return flush_ep("dart_flush", ep, global);
+  return flush_ep(func, ep, global);
+}
+
+static dart_ret_t ucx_flush(dart__team_t *team, int unit)
+{
+  return flush_unit("dart_flush", team, unit);
+}
+
+dart_ret_t dart__ucx__cached_flush(const char *func, dart__route_cache_t *e)
+{
+  /* operations that took the path table went without the entry */
+  if (e->remote.ep == NULL) return flush_unit(func, e->team, e->unit);
+  return flush_ep(func, e->remote.ep, e->remote.unit);
 }
 
 /* Completes everything started. */
@@ -467,34 +575,36 @@ static bool deferrable(const dart__atomic_t *a)
          dart__rt.thread_level != DART_THREAD_MULTIPLE;
 }
 
-/* A copy of a deferrable accumulate's operand that lives until the
- * operation completes: the caller may reuse values on return, UCX reads
- * them until then. */
-static dart_ret_t keep_operand(const char *func, const void *operand,
-                               size_t size, const void **kept)
+/* Frees the operand slots of deferrable accumulates when every one is
+ * taken, by waiting for their operations. */
+static dart_ret_t free_slots(const char *func)
 {
-  if (ucx.acc_slots_used == ACC_SLOTS) {
-    dart_ret_t ret = wait_counted(func); /* frees every slot */
-    if (ret != DART_OK) return ret;
-    ucx.acc_slots_used = 0;
-  }
-  uint64_t *slot = &ucx.acc_operand[ucx.acc_slots_used++];
-  dart__base__copy(slot, operand, size);
-  *kept = slot;
-  return DART_OK;
+  if (ucx.acc_slots_used < ACC_SLOTS) return DART_OK;
+  dart_ret_t ret = wait_counted(func);
+  if (ret == DART_OK) ucx.acc_slots_used = 0;
+  return ret;
 }
 
-/* Starts a deferrable accumulate of one element of size bytes at addr. */
+/* A copy of a deferrable accumulate's operand in a free slot (free_slots),
+ * which lives until the operation completes: the caller may reuse values
+ * on return, UCX reads them until then. */
+static inline const void *keep_operand(const void *operand, size_t size)
+{
+  uint64_t *slot = &ucx.acc_operand[ucx.acc_slots_used++];
+  dart__base__copy(slot, operand, size);
+  return slot;
+}
+
+/* Starts a deferrable accumulate of one element of size bytes at addr,
+ * with a slot free for its operand. */
 static inline dart_ret_t start_accumulate(const char *func, const remote_t *r,
                                           dart_operation_t op,
                                           const void *operand, size_t size,
                                           uint64_t addr)
 {
-  const void *kept;
-  dart_ret_t ret = keep_operand(func, operand, size, &kept);
-  if (ret != DART_OK) return ret;
   atomic_store_explicit(&ucx.acc_started, true, memory_order_relaxed);
-  return amo(func, r, native_op(op), kept, NULL, size, addr);
+  return amo(func, r, native_op(op), keep_operand(operand, size), NULL, size,
+             addr);
 }
 
 /* The element's next value: the operation, or compare-and-swap. */
@@ -593,6 +703,7 @@ static dart_ret_t ucx_atomic(const dart__atomic_t *a)
     for (size_t i = 0; i < a->nelem && ret == DART_OK; i++) {
       const void *operand = operands ? operands + i * a->size : NULL;
       uint64_t addr = r.addr + i * a->size;
+      if (defer && (ret = free_slots(a->func)) != DART_OK) break;
       ret = defer ? start_accumulate(a->func, &r, a->op, operand, a->size,
                                      addr)
                   : element(a->func, &r, a, addr, operand, NULL);
@@ -606,21 +717,35 @@ static dart_ret_t ucx_atomic(const dart__atomic_t *a)
   return ret;
 }
 
-dart_ret_t dart__ucx__cached_accumulate(const char *func, dart_gptr_t gptr,
-                                       const void *value, size_t size,
-                                       dart_operation_t op)
+/* dart__ucx__cached_accumulate on its route's first use here, and when
+ * every operand slot is taken: out of line, so that the hot path keeps
+ * little across its call into UCX. */
+static __attribute__((noinline)) dart_ret_t
+accumulate_slow(const char *func, dart__route_cache_t *e, uint64_t offset,
+                const void *value, size_t size, dart_operation_t op)
 {
-  /* found again rather than passed: the caller's call is a jump then */
-  dart__route_cache_t *e =
-      dart__globmem__route_entry(dart__globmem__route_key(gptr));
+  dart_ret_t ret = DART_OK;
+  if (e->remote.ep == NULL) ret = route_remote_fill(func, e);
+  if (ret == DART_OK) ret = free_slots(func);
+  if (ret != DART_OK) return ret;
+  return dart__ucx__cached_accumulate(func, e, offset, value, size, op);
+}
+
+dart_ret_t dart__ucx__cached_accumulate(const char *func,
+                                       dart__route_cache_t *e,
+                                       uint64_t offset, const void *value,
+                                       size_t size, dart_operation_t op)
+{
+  if (__builtin_expect(e->remote.ep == NULL ||
+                           ucx.acc_slots_used == ACC_SLOTS,
+                       0))
+    return accumulate_slow(func, e, offset, value, size, op);
   /* counted along the atomics' path, as the other accumulates are */
   if (e->path == DART__PATH_UCX) e->ops++;
   else dart__onesided__count_op(DART__PATH_UCX);
-  dart__target_t t;
-  cached_target(e, gptr, &t);
-  remote_t r;
-  dart_ret_t ret = remote_of(func, &t, &r);
-  if (ret == DART_OK) ret = start_accumulate(func, &r, op, value, size, r.addr);
+  const remote_t r = {e->remote.ep, e->remote.rkey, e->remote.addr + offset,
+                      e->remote.unit};
+  dart_ret_t ret = start_accumulate(func, &r, op, value, size, r.addr);
   serve_others();
   return ret;
 }
