@@ -127,15 +127,29 @@ static const ucp_request_param_t counted = {
 /* No options (static: a local one is zeroed, all of it, in every call). */
 static const ucp_request_param_t plain = {.op_attr_mask = 0};
 
+/* A started operation: one that did not complete at once is counted
+ * until op_done. Whatever a flush must still complete marks the transport
+ * dirty: all but a get that completed at once, whose data is here (a put
+ * or atomic that did has only left its source). */
 static dart_ret_t count_request(const char *func, const char *what,
-                                ucs_status_ptr_t req, int unit)
+                                ucs_status_ptr_t req, int unit, bool is_get)
 {
   if (UCS_PTR_IS_ERR(req))
     return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
   if (req != NULL)
     atomic_fetch_add_explicit(&ucx.outstanding, 1, memory_order_relaxed);
-  atomic_store_explicit(&ucx.dirty, true, memory_order_relaxed);
+  if (req != NULL || !is_get)
+    atomic_store_explicit(&ucx.dirty, true, memory_order_relaxed);
   return DART_OK;
+}
+
+/* Whether nothing was started that a flush must complete since the last
+ * dart__ucx__flush_all. With several threads in DART another one may be
+ * completing what this one started, which must wait for it. */
+static inline bool all_complete(void)
+{
+  return dart__rt.thread_level != DART_THREAD_MULTIPLE &&
+         !atomic_load_explicit(&ucx.dirty, memory_order_relaxed);
 }
 
 /* Waits for every counted operation; reports one that failed. */
@@ -240,7 +254,7 @@ static int start_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
           : ucp_get_nbx(c->r->ep, local, n * c->es, addr, c->r->rkey, &counted);
   return count_request(c->is_put ? "dart_put" : "dart_get",
                        c->is_put ? "ucp_put_nbx" : "ucp_get_nbx", req,
-                       c->r->unit) != DART_OK;
+                       c->r->unit, !c->is_put) != DART_OK;
 }
 
 /* Remote completion of what went to ep and has completed locally.
@@ -261,6 +275,7 @@ static dart_ret_t flush_ep_only(const char *func, ucp_ep_h ep, int unit)
  * over UCX's rendezvous is remote-complete only when its request is). */
 static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
 {
+  if (all_complete()) return DART_OK;
   dart_ret_t ret = wait_counted(func);
   if (ret != DART_OK) return ret;
   return flush_ep_only(func, ep, unit);
@@ -328,9 +343,15 @@ contig(const char *func, const remote_t *r, void *local, size_t bytes,
       is_put ? ucp_put_nbx(r->ep, local, bytes, r->addr, r->rkey, param)
              : ucp_get_nbx(r->ep, local, bytes, r->addr, r->rkey, param);
   if (blocking) return blocking_done(func, r->ep, r->unit, is_put, req);
-  return finish(count_request(func, is_put ? "ucp_put_nbx" : "ucp_get_nbx",
-                              req, r->unit),
-                mode, h, handle);
+  dart_ret_t ret = count_request(
+      func, is_put ? "ucp_put_nbx" : "ucp_get_nbx", req, r->unit, !is_put);
+  if (ret == DART_OK && h != NULL && !is_put && req == NULL) {
+    /* complete already: the handle of an operation done */
+    dart__onesided__handle_release(h);
+    *handle = DART_HANDLE_NULL;
+    return DART_OK;
+  }
+  return finish(ret, mode, h, handle);
 }
 
 dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
@@ -508,11 +529,9 @@ static dart_ret_t complete_all(const char *func)
 
 dart_ret_t dart__ucx__flush_all(void)
 {
-  /* read first: an exchange is a locked instruction, a load is not */
-  if (dart__rt.transport != DART__TRANSPORT_UCX ||
-      !atomic_load_explicit(&ucx.dirty, memory_order_relaxed) ||
-      !atomic_exchange_explicit(&ucx.dirty, false, memory_order_relaxed))
+  if (dart__rt.transport != DART__TRANSPORT_UCX || all_complete())
     return DART_OK;
+  atomic_store_explicit(&ucx.dirty, false, memory_order_relaxed);
   atomic_store_explicit(&ucx.acc_started, false, memory_order_relaxed);
   return complete_all("dart_flush_all");
 }
@@ -540,7 +559,7 @@ static dart_ret_t amo(const char *func, const remote_t *r, ucp_atomic_op_t op,
     return count_request(func, "ucp_atomic_op_nbx",
                          ucp_atomic_op_nbx(r->ep, op, operand, 1, addr,
                                            r->rkey, &counted_amo[size == 8]),
-                         r->unit);
+                         r->unit, false);
   const ucp_request_param_t param = {
       .op_attr_mask =
           UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
