@@ -50,7 +50,13 @@ static struct {
   char *addrs;            /* every unit's worker address */
   size_t *addr_off;       /* unit u's at addrs + addr_off[u] */
   mtx_t ep_lock;          /* making an endpoint (slow path) */
-  atomic_bool dirty;      /* operations started since the last flush */
+  /* What a flush must still complete: started since the last flush of
+   * everything (dirty), and per global unit since its endpoint's last
+   * flush (dirty_epoch[u] == epoch; a flush of everything moves epoch on,
+   * which cleans every unit at once). */
+  atomic_bool dirty;
+  _Atomic uint64_t epoch;
+  _Atomic uint64_t *dirty_epoch;
   atomic_ulong outstanding;        /* started, not yet complete */
   _Atomic ucs_status_t failure;    /* of one of those, for the flush */
   atomic_uint since_served;        /* see serve_others */
@@ -127,10 +133,11 @@ static const ucp_request_param_t counted = {
 /* No options (static: a local one is zeroed, all of it, in every call). */
 static const ucp_request_param_t plain = {.op_attr_mask = 0};
 
-/* A started operation: one that did not complete at once is counted
- * until op_done. Whatever a flush must still complete marks the transport
- * dirty: all but a get that completed at once, whose data is here (a put
- * or atomic that did has only left its source). */
+/* A started operation to global unit: one that did not complete at once
+ * is counted until op_done. Whatever a flush must still complete marks the
+ * transport and the unit dirty: all but a get that completed at once,
+ * whose data is here (a put or atomic that did has only left its
+ * source). */
 static dart_ret_t count_request(const char *func, const char *what,
                                 ucs_status_ptr_t req, int unit, bool is_get)
 {
@@ -138,18 +145,26 @@ static dart_ret_t count_request(const char *func, const char *what,
     return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
   if (req != NULL)
     atomic_fetch_add_explicit(&ucx.outstanding, 1, memory_order_relaxed);
-  if (req != NULL || !is_get)
+  if (req != NULL || !is_get) {
     atomic_store_explicit(&ucx.dirty, true, memory_order_relaxed);
+    atomic_store_explicit(
+        &ucx.dirty_epoch[unit],
+        atomic_load_explicit(&ucx.epoch, memory_order_relaxed),
+        memory_order_relaxed);
+  }
   return DART_OK;
 }
 
-/* Whether nothing was started that a flush must complete since the last
- * dart__ucx__flush_all. With several threads in DART another one may be
- * completing what this one started, which must wait for it. */
-static inline bool all_complete(void)
+/* Whether a flush has nothing to complete: nothing was started since
+ * everything last completed (unit < 0) or since unit's last flush. Never
+ * with several threads in DART: another one may be completing what this
+ * one started, and this one must wait for it. */
+static inline bool all_complete(int unit)
 {
-  return dart__rt.thread_level != DART_THREAD_MULTIPLE &&
-         !atomic_load_explicit(&ucx.dirty, memory_order_relaxed);
+  if (dart__rt.thread_level == DART_THREAD_MULTIPLE) return false;
+  if (unit < 0) return !atomic_load_explicit(&ucx.dirty, memory_order_relaxed);
+  return atomic_load_explicit(&ucx.dirty_epoch[unit], memory_order_relaxed) !=
+         atomic_load_explicit(&ucx.epoch, memory_order_relaxed);
 }
 
 /* Waits for every counted operation; reports one that failed. */
@@ -275,10 +290,12 @@ static dart_ret_t flush_ep_only(const char *func, ucp_ep_h ep, int unit)
  * over UCX's rendezvous is remote-complete only when its request is). */
 static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
 {
-  if (all_complete()) return DART_OK;
+  if (all_complete(unit)) return DART_OK;
   dart_ret_t ret = wait_counted(func);
-  if (ret != DART_OK) return ret;
-  return flush_ep_only(func, ep, unit);
+  if (ret == DART_OK) ret = flush_ep_only(func, ep, unit);
+  if (ret == DART_OK)
+    atomic_store_explicit(&ucx.dirty_epoch[unit], 0, memory_order_relaxed);
+  return ret;
 }
 
 /* The handle of a transfer to unit of team, when mode asks for one (*h
@@ -529,9 +546,13 @@ static dart_ret_t complete_all(const char *func)
 
 dart_ret_t dart__ucx__flush_all(void)
 {
-  if (dart__rt.transport != DART__TRANSPORT_UCX || all_complete())
+  if (dart__rt.transport != DART__TRANSPORT_UCX || all_complete(-1))
     return DART_OK;
   atomic_store_explicit(&ucx.dirty, false, memory_order_relaxed);
+  atomic_store_explicit(&ucx.epoch,
+                        atomic_load_explicit(&ucx.epoch, memory_order_relaxed) +
+                            1,
+                        memory_order_relaxed);
   atomic_store_explicit(&ucx.acc_started, false, memory_order_relaxed);
   return complete_all("dart_flush_all");
 }
@@ -1148,6 +1169,7 @@ dart_ret_t dart__ucx__barrier(const char *func, dart__ucx_barrier_t *b)
 static void release_all(void)
 {
   free(ucx.eps);
+  free(ucx.dirty_epoch);
   free(ucx.addrs);
   free(ucx.addr_off);
   if (ucx.worker) ucp_worker_destroy(ucx.worker);
@@ -1204,7 +1226,9 @@ dart_ret_t dart__ucx__init(void)
   address = NULL;
   if (ret != DART_OK) goto fail;
   ucx.eps = calloc((size_t)dart__rt.size, sizeof *ucx.eps);
-  if (ucx.eps == NULL) {
+  ucx.dirty_epoch = calloc((size_t)dart__rt.size, sizeof *ucx.dirty_epoch);
+  ucx.epoch = 1;
+  if (ucx.eps == NULL || ucx.dirty_epoch == NULL) {
     ret = DART_ERR_NOMEM;
     goto fail;
   }
