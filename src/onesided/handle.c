@@ -16,7 +16,12 @@ typedef struct slab {
   struct dart_handle_struct handles[SLAB_HANDLES];
 } slab_t;
 
-static _Thread_local dart_handle_t free_list;
+/* initial-exec: one load relative to the thread pointer, where the
+ * default model for a shared library calls __tls_get_addr (twice in
+ * dart__onesided__handle_new); a pointer fits the static TLS that the
+ * C library keeps for libraries opened later too */
+static _Thread_local dart_handle_t free_list
+    __attribute__((tls_model("initial-exec")));
 static slab_t *slabs;
 static mtx_t slabs_lock;
 static once_flag slabs_once = ONCE_FLAG_INIT;
