@@ -290,7 +290,10 @@ static dart_ret_t flush_ep_only(const char *func, ucp_ep_h ep, int unit)
  * over UCX's rendezvous is remote-complete only when its request is). */
 static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
 {
-  if (all_complete(unit)) return DART_OK;
+  if (all_complete(unit)) {
+    serve_others(); /* as the operations that complete at once do */
+    return DART_OK;
+  }
   dart_ret_t ret = wait_counted(func);
   if (ret == DART_OK) ret = flush_ep_only(func, ep, unit);
   if (ret == DART_OK)
@@ -362,11 +365,15 @@ contig(const char *func, const remote_t *r, void *local, size_t bytes,
   if (blocking) return blocking_done(func, r->ep, r->unit, is_put, req);
   dart_ret_t ret = count_request(
       func, is_put ? "ucp_put_nbx" : "ucp_get_nbx", req, r->unit, !is_put);
-  if (ret == DART_OK && h != NULL && !is_put && req == NULL) {
-    /* complete already: the handle of an operation done */
-    dart__onesided__handle_release(h);
-    *handle = DART_HANDLE_NULL;
-    return DART_OK;
+  if (ret == DART_OK && !is_put && req == NULL) {
+    /* complete already, and its flush or wait will have nothing to do:
+     * a loop of these must serve peers as a loop of blocking gets does */
+    serve_others();
+    if (h != NULL) {
+      dart__onesided__handle_release(h);
+      *handle = DART_HANDLE_NULL;
+      return DART_OK;
+    }
   }
   return finish(ret, mode, h, handle);
 }
