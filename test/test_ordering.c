@@ -7,10 +7,13 @@
  *     or direct stores through dart_gptr_getaddr_shared where it can),
  *     flushes the previous unit, to which it only got and fetched (a
  *     flush with nothing to complete, which must leave the put alone),
- *     completes the put (dart_flush), raises a flag there with an atomic; the
- *     next unit waits for the flag with atomic reads and then reads the
- *     buffer with direct loads, and acknowledges with an atomic. Any
- *     reordering shows as a stale buffer.
+ *     completes the put (dart_flush), overwrites its source at once and
+ *     raises a flag there with an atomic; the next unit waits for the
+ *     flag with atomic reads and then reads the buffer with direct loads,
+ *     and acknowledges with an atomic. Any reordering shows as a stale
+ *     buffer, and a flush that returned while the transport still read
+ *     the source (UCX over TCP sends large puts in fragments as it can)
+ *     as the overwritten data: once with small buffers, once with 1 MiB.
  *  3. the same from unit 0 to every other unit at once, completed by one
  *     dart_flush_all (the MPI path flushes a few targets one by one and
  *     more all together: 2-4 and 8 units take both); and before each
@@ -22,19 +25,18 @@
  *     before the caller's next access, so at most one of the two may
  *     read the old value; a put whose stores wait in the CPU's store
  *     buffer past the get shows as both reading it.
- *  5. source reuse: a unit puts a large buffer to the next unit, flushes
- *     the previous unit (nothing to complete there), completes the put
- *     with dart_flush and at once overwrites its source; the next unit,
- *     told by an atomic flag, must find what was put. A flush that
- *     returned while the transport still read the source (UCX over TCP
- *     sends large puts in fragments as it can) shows as the new data.
  */
 #include <dart/dart_ext.h>
 #include <sched.h>
 
 #include "dart_test.h"
 
-enum { WORDS = 64, ROUNDS = 300 };
+enum {
+  WORDS = 64,
+  ROUNDS = 300,
+  BIG_WORDS = 1 << 17, /* 1 MiB */
+  BIG_ROUNDS = 8
+};
 
 static int me, n;
 
@@ -91,56 +93,59 @@ static bool await_value(dart_gptr_t g, long want)
   return false;
 }
 
-/* words [0, WORDS): the buffer; WORDS: flag (round written); WORDS + 1:
+/* words [0, words): the buffer; words: flag (round written); words + 1:
  * acknowledgement (round read) */
-static void message_passing(bool direct_stores)
+static void message_passing(bool direct_stores, int words, long rounds)
 {
   dart_gptr_t g;
-  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, WORDS + 2,
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, (size_t)words + 2,
                                       DART_TYPE_LONG, &g));
   int next = (me + 1) % n, prev = (me + n - 1) % n;
   dart_gptr_t buf_next = g, flag_next = g, ack_mine = g, mine_g = g;
   dart_gptr_setunit(&buf_next, DART_TEAM_UNIT_ID(next));
   dart_gptr_setunit(&flag_next, DART_TEAM_UNIT_ID(next));
-  flag_next.addr_or_offs.offset = WORDS * sizeof(long);
+  flag_next.addr_or_offs.offset = (uint64_t)words * sizeof(long);
   dart_gptr_setunit(&ack_mine, DART_TEAM_UNIT_ID(me));
-  ack_mine.addr_or_offs.offset = (WORDS + 1) * sizeof(long);
+  ack_mine.addr_or_offs.offset = ((uint64_t)words + 1) * sizeof(long);
   dart_gptr_setunit(&mine_g, DART_TEAM_UNIT_ID(me));
   dart_gptr_t flag_mine = mine_g, ack_prev = g;
-  flag_mine.addr_or_offs.offset = WORDS * sizeof(long);
+  flag_mine.addr_or_offs.offset = (uint64_t)words * sizeof(long);
   dart_gptr_setunit(&ack_prev, DART_TEAM_UNIT_ID(prev));
-  ack_prev.addr_or_offs.offset = (WORDS + 1) * sizeof(long);
-  long *mine, *next_direct = NULL;
+  ack_prev.addr_or_offs.offset = ((uint64_t)words + 1) * sizeof(long);
+  long *mine, *next_direct = NULL, *out = malloc((size_t)words * sizeof *out);
+  CHECK(out != NULL);
   CHECK_OK(dart_gptr_getaddr(mine_g, (void **)&mine));
-  for (int i = 0; i < WORDS + 2; i++) mine[i] = -1;
+  for (int i = 0; i < words + 2; i++) mine[i] = -1;
   if (direct_stores)
     CHECK_OK(dart_gptr_getaddr_shared(buf_next, (void **)&next_direct));
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
 
-  for (long r = 0; r < ROUNDS; r++) {
-    long out[WORDS], old;
-    for (int i = 0; i < WORDS; i++) out[i] = value(me, (int)r, i);
+  for (long r = 0; r < rounds && out != NULL; r++) {
+    long old;
+    for (int i = 0; i < words; i++) out[i] = value(me, (int)r, i);
     if (next_direct)
-      memcpy(next_direct, out, sizeof out);
+      memcpy(next_direct, out, (size_t)words * sizeof *out);
     else
-      CHECK_OK(dart_put(buf_next, out, WORDS, DART_TYPE_LONG, DART_TYPE_LONG));
+      CHECK_OK(dart_put(buf_next, out, (size_t)words, DART_TYPE_LONG,
+                        DART_TYPE_LONG));
     long acked;
     CHECK_OK(dart_get(&acked, ack_prev, 1, DART_TYPE_LONG, DART_TYPE_LONG));
     CHECK_OK(dart_flush(ack_prev));
     CHECK_EQ(acked, r - 1);
     CHECK_OK(dart_flush(buf_next));
+    for (int i = 0; i < words; i++) out[i] = ~value(me, (int)r, i);
     CHECK_OK(dart_fetch_and_op(flag_next, &r, &old, DART_TYPE_LONG,
                                DART_OP_REPLACE));
     /* receive from prev */
     if (!await_value(flag_mine, r)) {
       FAILF("round %ld: no flag from unit %d", r, prev);
-      goto out;
+      break;
     }
-    for (int i = 0; i < WORDS; i++) {
+    for (int i = 0; i < words; i++) {
       if (mine[i] != value(prev, (int)r, i)) {
-        FAILF("round %ld (%s): word %d is %lx, expected %lx", r,
-              next_direct ? "stores" : "puts", i, (unsigned long)mine[i],
-              (unsigned long)value(prev, (int)r, i));
+        FAILF("round %ld (%s, %d words): word %d is %lx, expected %lx", r,
+              next_direct ? "stores" : "puts", words, i,
+              (unsigned long)mine[i], (unsigned long)value(prev, (int)r, i));
         break;
       }
     }
@@ -149,11 +154,11 @@ static void message_passing(bool direct_stores)
     /* next may be overwritten once it has read round r */
     if (!await_value(ack_mine, r)) {
       FAILF("round %ld: no acknowledgement from unit %d", r, next);
-      goto out;
+      break;
     }
   }
-out:
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  free(out);
   dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(0));
   CHECK_OK(dart_team_memfree(g));
 }
@@ -306,78 +311,16 @@ static void store_buffering(void)
   CHECK_OK(dart_team_memfree(g));
 }
 
-enum { BIG = 1 << 17 /* longs: 1 MiB */, REUSE_ROUNDS = 8 };
-
-static void source_reuse(void)
-{
-  dart_gptr_t g, flags;
-  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, BIG, DART_TYPE_LONG,
-                                      &g));
-  /* per unit: the flag (round written), the acknowledgement (round read) */
-  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 2, DART_TYPE_LONG,
-                                      &flags));
-  int next = (me + 1) % n, prev = (me + n - 1) % n;
-  dart_gptr_t buf_next = g, mine_g = g, flag_next = flags, flag_mine = flags,
-              ack_prev = flags, ack_mine = flags;
-  dart_gptr_setunit(&buf_next, DART_TEAM_UNIT_ID(next));
-  dart_gptr_setunit(&mine_g, DART_TEAM_UNIT_ID(me));
-  dart_gptr_setunit(&flag_next, DART_TEAM_UNIT_ID(next));
-  dart_gptr_setunit(&flag_mine, DART_TEAM_UNIT_ID(me));
-  dart_gptr_setunit(&ack_prev, DART_TEAM_UNIT_ID(prev));
-  dart_gptr_setunit(&ack_mine, DART_TEAM_UNIT_ID(me));
-  ack_prev.addr_or_offs.offset += sizeof(long);
-  ack_mine.addr_or_offs.offset += sizeof(long);
-  long *mine, *flag_words, *out = malloc(BIG * sizeof *out);
-  CHECK(out != NULL);
-  CHECK_OK(dart_gptr_getaddr(mine_g, (void **)&mine));
-  CHECK_OK(dart_gptr_getaddr(flag_mine, (void **)&flag_words));
-  flag_words[0] = flag_words[1] = -1;
-  CHECK_OK(dart_barrier(DART_TEAM_ALL));
-  for (long r = 0; r < REUSE_ROUNDS && out != NULL; r++) {
-    long old;
-    for (int i = 0; i < BIG; i++) out[i] = value(me, (int)r, i);
-    CHECK_OK(dart_put(buf_next, out, BIG, DART_TYPE_LONG, DART_TYPE_LONG));
-    CHECK_OK(dart_flush(ack_prev));
-    CHECK_OK(dart_flush(buf_next));
-    for (int i = 0; i < BIG; i++) out[i] = ~value(me, (int)r, i);
-    CHECK_OK(dart_fetch_and_op(flag_next, &r, &old, DART_TYPE_LONG,
-                               DART_OP_REPLACE));
-    if (!await_value(flag_mine, r)) {
-      FAILF("round %ld: no flag from unit %d", r, prev);
-      break;
-    }
-    for (int i = 0; i < BIG; i++) {
-      if (mine[i] != value(prev, (int)r, i)) {
-        FAILF("round %ld: word %d is %lx, expected %lx", r, i,
-              (unsigned long)mine[i], (unsigned long)value(prev, (int)r, i));
-        break;
-      }
-    }
-    CHECK_OK(dart_fetch_and_op(ack_prev, &r, &old, DART_TYPE_LONG,
-                               DART_OP_REPLACE));
-    if (!await_value(ack_mine, r)) {
-      FAILF("round %ld: no acknowledgement from unit %d", r, next);
-      break;
-    }
-  }
-  CHECK_OK(dart_barrier(DART_TEAM_ALL));
-  free(out);
-  dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(0));
-  dart_gptr_setunit(&flags, DART_TEAM_UNIT_ID(0));
-  CHECK_OK(dart_team_memfree(flags));
-  CHECK_OK(dart_team_memfree(g));
-}
-
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
   me = dart_test_unit;
   n = dart_test_units;
   barrier_visibility();
-  message_passing(false);
-  message_passing(true);
+  message_passing(false, WORDS, ROUNDS);
+  message_passing(true, WORDS, ROUNDS);
+  message_passing(false, BIG_WORDS, BIG_ROUNDS);
   scatter_flush_all();
   store_buffering();
-  source_reuse();
   return dart_test_combine_and_exit();
 }
