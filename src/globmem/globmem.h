@@ -43,10 +43,10 @@ bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size);
  * blocking put's fence each of them waits for the one before, and between
  * node peers the chain costs more than the put itself. So the routes found
  * last are kept in a small direct-mapped table, where a hit is one load
- * (of the entry's first cache line). dart__globmem__route_at fills it; every entry goes
- * when any segment goes (dart__globmem__route_cache_clear), so a hit is a
- * live segment. Under DART_THREAD_MULTIPLE it stays empty: another thread
- * could free a segment between a hit and its use.
+ * (of the entry's first cache line). dart__globmem__route_at fills it;
+ * every entry goes when any segment goes (dart__globmem__route_cache_clear),
+ * so a hit is a live segment. Under DART_THREAD_MULTIPLE it stays empty:
+ * another thread could free a segment between a hit and its use.
  */
 #define DART__ROUTE_CACHE_LEN 64
 

@@ -138,8 +138,9 @@ static const ucp_request_param_t plain = {.op_attr_mask = 0};
  * transport and the unit dirty: all but a get that completed at once,
  * whose data is here (a put or atomic that did has only left its
  * source). */
-static dart_ret_t count_request(const char *func, const char *what,
-                                ucs_status_ptr_t req, int unit, bool is_get)
+static inline dart_ret_t count_request(const char *func, const char *what,
+                                       ucs_status_ptr_t req, int unit,
+                                       bool is_get)
 {
   if (UCS_PTR_IS_ERR(req))
     return ucx_error(func, what, UCS_PTR_STATUS(req), unit);
@@ -155,14 +156,17 @@ static dart_ret_t count_request(const char *func, const char *what,
   return DART_OK;
 }
 
-/* Whether a flush has nothing to complete: nothing was started since
- * everything last completed (unit < 0) or since unit's last flush. Never
- * with several threads in DART: another one may be completing what this
- * one started, and this one must wait for it. */
-static inline bool all_complete(int unit)
+/* Whether a flush may return at once where the flags say nothing is left
+ * to complete: not with several threads in DART, where another one may be
+ * completing what this one started, and this one must wait for it. */
+static inline bool may_skip(void)
 {
-  if (dart__rt.thread_level == DART_THREAD_MULTIPLE) return false;
-  if (unit < 0) return !atomic_load_explicit(&ucx.dirty, memory_order_relaxed);
+  return dart__rt.thread_level != DART_THREAD_MULTIPLE;
+}
+
+/* Whether global unit has nothing a flush must complete. */
+static inline bool unit_clean(int unit)
+{
   return atomic_load_explicit(&ucx.dirty_epoch[unit], memory_order_relaxed) !=
          atomic_load_explicit(&ucx.epoch, memory_order_relaxed);
 }
@@ -290,7 +294,7 @@ static dart_ret_t flush_ep_only(const char *func, ucp_ep_h ep, int unit)
  * over UCX's rendezvous is remote-complete only when its request is). */
 static dart_ret_t flush_ep(const char *func, ucp_ep_h ep, int unit)
 {
-  if (all_complete(unit)) {
+  if (may_skip() && unit_clean(unit)) {
     serve_others(); /* as the operations that complete at once do */
     return DART_OK;
   }
@@ -553,7 +557,8 @@ static dart_ret_t complete_all(const char *func)
 
 dart_ret_t dart__ucx__flush_all(void)
 {
-  if (dart__rt.transport != DART__TRANSPORT_UCX || all_complete(-1))
+  if (dart__rt.transport != DART__TRANSPORT_UCX ||
+      (may_skip() && !atomic_load_explicit(&ucx.dirty, memory_order_relaxed)))
     return DART_OK;
   atomic_store_explicit(&ucx.dirty, false, memory_order_relaxed);
   atomic_store_explicit(&ucx.epoch,
@@ -579,9 +584,9 @@ static const ucp_request_param_t counted_amo[2] = {
  * value, and for CSWAP holds the new value on entry. Fetching operations
  * are waited for; the others are counted, and complete with the flush
  * that ends ucx_atomic or, only started there, with the caller's next. */
-static dart_ret_t amo(const char *func, const remote_t *r, ucp_atomic_op_t op,
-                      const void *operand, void *reply, size_t size,
-                      uint64_t addr)
+static inline dart_ret_t amo(const char *func, const remote_t *r,
+                             ucp_atomic_op_t op, const void *operand,
+                             void *reply, size_t size, uint64_t addr)
 {
   if (reply == NULL)
     return count_request(func, "ucp_atomic_op_nbx",
@@ -624,7 +629,7 @@ static bool deferrable(const dart__atomic_t *a)
 
 /* Frees the operand slots of deferrable accumulates when every one is
  * taken, by waiting for their operations. */
-static dart_ret_t free_slots(const char *func)
+static inline dart_ret_t free_slots(const char *func)
 {
   if (ucx.acc_slots_used < ACC_SLOTS) return DART_OK;
   dart_ret_t ret = wait_counted(func);
@@ -764,35 +769,19 @@ static dart_ret_t ucx_atomic(const dart__atomic_t *a)
   return ret;
 }
 
-/* dart__ucx__cached_accumulate on its route's first use here, and when
- * every operand slot is taken: out of line, so that the hot path keeps
- * little across its call into UCX. */
-static __attribute__((noinline)) dart_ret_t
-accumulate_slow(const char *func, dart__route_cache_t *e, uint64_t offset,
-                const void *value, size_t size, dart_operation_t op)
-{
-  dart_ret_t ret = DART_OK;
-  if (e->remote.ep == NULL) ret = route_remote_fill(func, e);
-  if (ret == DART_OK) ret = free_slots(func);
-  if (ret != DART_OK) return ret;
-  return dart__ucx__cached_accumulate(func, e, offset, value, size, op);
-}
-
 dart_ret_t dart__ucx__cached_accumulate(const char *func,
                                        dart__route_cache_t *e,
                                        uint64_t offset, const void *value,
                                        size_t size, dart_operation_t op)
 {
-  if (__builtin_expect(e->remote.ep == NULL ||
-                           ucx.acc_slots_used == ACC_SLOTS,
-                       0))
-    return accumulate_slow(func, e, offset, value, size, op);
+  remote_t r;
+  dart_ret_t ret = route_remote(func, e, offset, &r);
+  if (ret == DART_OK) ret = free_slots(func);
+  if (ret != DART_OK) return ret;
   /* counted along the atomics' path, as the other accumulates are */
   if (e->path == DART__PATH_UCX) e->ops++;
   else dart__onesided__count_op(DART__PATH_UCX);
-  const remote_t r = {e->remote.ep, e->remote.rkey, e->remote.addr + offset,
-                      e->remote.unit};
-  dart_ret_t ret = start_accumulate(func, &r, op, value, size, r.addr);
+  ret = start_accumulate(func, &r, op, value, size, r.addr);
   serve_others();
   return ret;
 }
