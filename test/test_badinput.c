@@ -2,8 +2,11 @@
  * Bad input (DESIGN.md): every bad call to the put/get/flush/handle/gptr/
  * memory functions returns the error code (DART_ERR_INVAL), logs exactly one
  * line naming the function, and changes nothing: destination buffers, target
- * memory, gptr outputs, and live allocations (a stale gptr into a freed
- * segment must not reach a new allocation that reuses its memory).
+ * memory, gptr outputs, and live allocations. A freed segment's id is
+ * issued again by the next allocation (DART_SEGID_REUSE=latest, DART-MPI's
+ * order), so that a stale gptr then reaches the new allocation, within its
+ * bounds; with DART_SEGID_REUSE=delayed it is refused, and must not reach a
+ * new allocation that reuses the freed memory.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -239,24 +242,34 @@ int main(int argc, char **argv)
     bad_gptr_all(__LINE__, unit_gptr(gf, next, 0));
     bad_gptr_all(__LINE__, unit_gptr(gf, me, 0));
     INVAL("dart_team_memfree", dart_team_memfree(gf));
-    /* likely reuses the memory (maybe the id); the stale gptr must not
-     * reach it */
+    /* likely reuses the memory; with delayed reuse the stale gptr must
+     * not reach it */
+    const char *reuse = getenv("DART_SEGID_REUSE");
+    const bool delayed = reuse && strcmp(reuse, "delayed") == 0;
     CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, part_size(me),
                                         DART_TYPE_BYTE, &gnew));
+    CHECK(delayed ? gnew.segid != gf.segid : gnew.segid == gf.segid);
     uint8_t *pnew = NULL;
     CHECK_OK(dart_gptr_getaddr(unit_gptr(gnew, me, 0), (void **)&pnew));
     CHECK(pnew != NULL);
     if (pnew) fill_part(pnew, part_size(me), 1);
     CHECK_OK(dart_barrier(DART_TEAM_ALL));
-    bad_gptr_all(__LINE__, unit_gptr(gf, next, 0));
-    bad_gptr_all(__LINE__, unit_gptr(gf, me, 0));
-    {
+    if (delayed) {
+      bad_gptr_all(__LINE__, unit_gptr(gf, next, 0));
+      bad_gptr_all(__LINE__, unit_gptr(gf, me, 0));
       dart_gptr_t gx = unit_gptr(gf, me, 0);
       const dart_gptr_t keep = gx;
       INVAL("dart_gptr_setaddr", dart_gptr_setaddr(&gx, pnew ? pnew : mine));
       CHECK_SAME_GPTR(gx, keep);
+      INVAL("dart_team_memfree", dart_team_memfree(gf));
+    } else {
+      /* the old gptr is the new allocation's now, within its bounds */
+      uint8_t r = 0;
+      CHECK_OK(dart_get_blocking(&r, unit_gptr(gf, me, 5), 1, DART_TYPE_BYTE,
+                                 DART_TYPE_BYTE));
+      CHECK_EQ(r, part_byte(me, 5, 1));
+      bad_range(__LINE__, unit_gptr(gf, next, part_size(next)), 1);
     }
-    INVAL("dart_team_memfree", dart_team_memfree(gf));
     CHECK_OK(dart_barrier(DART_TEAM_ALL));
     if (pnew) check_part(__LINE__, pnew, part_size(me), 1, "stale gptr");
     CHECK_OK(dart_barrier(DART_TEAM_ALL));

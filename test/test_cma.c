@@ -690,6 +690,8 @@ static void registered(void)
   exercise(&sp);
   atomics(&sp);
   big(&sp, big_off);
+  /* deregistration is local: the others are done with our part first */
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
   CHECK_OK(dart_team_memderegister(g));
   /* the memory stays the user's */
   buf[bytes - 1] = 3;

@@ -443,6 +443,8 @@ int main(int argc, char **argv)
     space_t sp = {DART_TEAM_ALL, n, me, glob, 1, 3 + aligned,
                   aligned ? "memregister_aligned" : "memregister"};
     exercise(&sp, ptrs, buf);
+    /* deregistration is local: the others are done with our part first */
+    CHECK_OK(dart_barrier(DART_TEAM_ALL));
     CHECK_OK(dart_team_memderegister(g));
     free(ptrs);
     free(glob);

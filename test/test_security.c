@@ -931,6 +931,8 @@ static void teardown(void)
   CHECK_OK(dart_allocator_destroy(&allocator));
   CHECK_OK(dart_memfree(block_d));
   if (me % 2 == 0) CHECK_OK(dart_memfree(block_e));
+  /* deregistration is local: the others are done with our part first */
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
   CHECK_OK(dart_team_memderegister(area_gptr(&areas[A_REG], 0, 0, 0)));
   CHECK_OK(dart_team_memfree(area_gptr(&areas[A_ALL], 0, 0, 0)));
   if (sub_team != DART_TEAM_NULL) {

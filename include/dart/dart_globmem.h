@@ -189,8 +189,10 @@ dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
  * Frees a collective allocation (collective over its team). gptr must point
  * at the start of a unit's part (offset 0). The caller's pending operations
  * are completed and the team synchronises before the memory goes; its gptrs
- * then return DART_ERR_INVAL (until the segment id is reused: freed ids are
- * reused oldest first, after every fresh id).
+ * then return DART_ERR_INVAL until the segment id is issued again: by the
+ * team's next allocation (DART_SEGID_REUSE=latest, the default, DART-MPI's
+ * order), or only after every fresh id, oldest freed first (delayed). A
+ * gptr never reaches beyond a live part either way.
  */
 dart_ret_t dart_team_memfree(dart_gptr_t gptr) DART_NOTHROW;
 /**
@@ -209,8 +211,13 @@ dart_ret_t dart_team_memregister(dart_team_t teamid, size_t nlelem,
                                  dart_datatype_t dtype, void *addr,
                                  dart_gptr_t *gptr) DART_NOTHROW;
 /**
- * Ends a registration (collective over its team, like dart_team_memfree);
- * the memory stays the user's, unchanged.
+ * Ends the caller's part of a registration, on its own: not collective (a
+ * subset of the team may deregister, as with DART-MPI's MPI_Win_detach).
+ * The caller's pending operations are completed; the other units must be
+ * done with its part before (the caller synchronises with them, e.g. in a
+ * barrier), and their gptrs to it fail or reach nothing after. The memory
+ * stays the user's, unchanged. The next registration on the team takes an
+ * id that is free on every unit.
  */
 dart_ret_t dart_team_memderegister(dart_gptr_t gptr) DART_NOTHROW;
 

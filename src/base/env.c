@@ -17,6 +17,7 @@ typedef enum {
   ENV_BOOL,
   ENV_SIZE,
   ENV_TRANSPORT,
+  ENV_REUSE,  /* "latest" or "delayed" */
   ENV_DEVICE, /* "auto" (-1) or an index */
   ENV_STRING /* a char array of DART__ENV_STRING_MAX */
 } env_kind_t;
@@ -46,6 +47,11 @@ static const env_var_t env_table[] = {
    "remote path for other nodes: ucx or mpi (ucx falls back to mpi "
    "when it cannot start)",
    offsetof(dart__config_t, transport)},
+  {"DART_SEGID_REUSE", ENV_REUSE, "latest",
+   "latest: a freed segment id is issued again by the next allocation "
+   "(DART-MPI's order, which DASH expects); delayed: fresh ids first, then "
+   "the oldest freed, so that a gptr to a freed segment is refused longer",
+   offsetof(dart__config_t, segid_reuse)},
   {"DART_LOCAL_POOL", ENV_SIZE, "16M",
    "initial size of each unit's dart_memalloc pool (grows when full)",
    offsetof(dart__config_t, local_pool)},
@@ -167,6 +173,14 @@ static int parse_one(const env_var_t *var, const char *text)
       }
 #endif
       return -1;
+    case ENV_REUSE:
+      if (strcasecmp(text, "latest") == 0 || strcasecmp(text, "delayed") == 0) {
+        *(int *)field = strcasecmp(text, "delayed") == 0
+                            ? DART__SLOTS_REUSE_DELAYED
+                            : DART__SLOTS_REUSE_LATEST;
+        return 0;
+      }
+      return -1;
     case ENV_DEVICE:
       if (strcasecmp(text, "auto") == 0) {
         *(int *)field = -1;
@@ -229,6 +243,10 @@ void dart__base__env_print(FILE *out)
       case ENV_TRANSPORT:
         snprintf(value, sizeof value, "%s",
                  *(const int *)field == DART__TRANSPORT_UCX ? "ucx" : "mpi");
+        break;
+      case ENV_REUSE:
+        shown = *(const int *)field == DART__SLOTS_REUSE_DELAYED ? "delayed"
+                                                                : "latest";
         break;
       case ENV_STRING:
         /* whole: a path does not fit the column */

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "base/slots.h"
+
 typedef enum {
   DART__TRANSPORT_MPI = 0,
   DART__TRANSPORT_UCX = 1
@@ -17,6 +19,7 @@ typedef struct {
   int log_level;          /* DART_LOG_LEVEL */
   int units_per_node;     /* DART_UNITS_PER_NODE, 0 = physical nodes */
   int transport;          /* DART_TRANSPORT */
+  int segid_reuse;        /* DART_SEGID_REUSE, dart__slots_reuse_t */
   size_t local_pool;      /* DART_LOCAL_POOL, bytes */
   int progress_thread;    /* DART_PROGRESS_THREAD */
   int progress_interval;  /* DART_PROGRESS_INTERVAL, microseconds */

@@ -64,7 +64,7 @@ dart_ret_t dart__globmem__dtype_init(void)
   set_basic(DART_TYPE_FLOAT, MPI_FLOAT, false, true);
   set_basic(DART_TYPE_DOUBLE, MPI_DOUBLE, false, true);
   set_basic(DART_TYPE_LONG_DOUBLE, MPI_LONG_DOUBLE, false, true);
-  dart__base__slots_init(&derived, 1u << 16);
+  dart__base__slots_init(&derived, 1u << 16, DART__SLOTS_REUSE_DELAYED);
   if (mtx_init(&derived_lock, mtx_plain) != thrd_success) {
     DART_LOG_ERROR("cannot create a mutex");
     return DART_ERR_OTHER;

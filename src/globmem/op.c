@@ -62,7 +62,7 @@ static void user_op_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 dart_ret_t dart__globmem__op_init(void)
 {
-  dart__base__slots_init(&user_ops, 1u << 16);
+  dart__base__slots_init(&user_ops, 1u << 16, DART__SLOTS_REUSE_DELAYED);
   for (dart_datatype_t t = 0; t < DART_TYPE_LAST; t++)
     minmax_pair[t] = MPI_DATATYPE_NULL;
   if (mtx_init(&user_ops_lock, mtx_plain) != thrd_success) {

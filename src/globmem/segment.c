@@ -15,11 +15,17 @@
 /* part sizes from FAILED_PART - DART_ERR_OTHER up say "this unit failed
  * with error FAILED_PART - size" (no part is that large) */
 #define FAILED_PART UINT64_MAX
+/* What each unit tells the others when a segment is made: its part, the
+ * part's displacement in the team's window and address for the remote
+ * transport, and what its segment table offers (NO_SLOT: nothing). */
+enum { PART_SIZE, PART_DISP, PART_ADDR, PART_NEXT, PART_FRESH, PART_FIELDS };
+#define NO_SLOT UINT64_MAX
 
 void dart__globmem__segtab_init(dart__segtab_t *tab)
 {
-  dart__base__slots_init(&tab->alloc, INT16_MAX);
-  dart__base__slots_init(&tab->reg, INT16_MAX);
+  const dart__slots_reuse_t reuse = dart__base__config.segid_reuse;
+  dart__base__slots_init(&tab->alloc, INT16_MAX, reuse);
+  dart__base__slots_init(&tab->reg, INT16_MAX, reuse);
   tab->pool = NULL;
 }
 
@@ -63,6 +69,54 @@ static size_t free_memory(void)
   return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;
 }
 
+/*
+ * The slot of a new segment's id, the same on every unit of the team, from
+ * what each unit's table offers (parts, gathered): the slot every unit
+ * would take next, where all agree; otherwise one that no unit has issued
+ * yet; otherwise, in one more collective round, the lowest slot free
+ * everywhere. Tables differ once units deregister memory on their own
+ * (dart_team_memderegister is local).
+ */
+static dart_ret_t agree_slot(const char *func, const dart__team_t *team,
+                             const dart__slots_t *slots,
+                             const uint64_t *parts, uint32_t *slot)
+{
+  bool same = true;
+  uint64_t fresh = 0;
+  for (int u = 0; u < team->size; u++) {
+    const uint64_t *theirs = &parts[PART_FIELDS * u];
+    same = same && theirs[PART_NEXT] == parts[PART_NEXT];
+    if (theirs[PART_FRESH] > fresh) fresh = theirs[PART_FRESH];
+  }
+  if (same && parts[PART_NEXT] != NO_SLOT) {
+    *slot = (uint32_t)parts[PART_NEXT];
+    return DART_OK;
+  }
+  if (fresh < slots->capacity) {
+    *slot = (uint32_t)fresh;
+    return DART_OK;
+  }
+  uint64_t mask[(INT16_MAX + 63) / 64];
+  const int words = (int)((slots->capacity + 63) / 64);
+  dart__base__slots_free_mask(slots, mask);
+  MPI_Request req;
+  if (MPI_Iallreduce(MPI_IN_PLACE, mask, words, MPI_UINT64_T, MPI_BAND,
+                     team->comm, &req) != MPI_SUCCESS ||
+      dart__onesided__progress_wait(func, 1, &req) != DART_OK) {
+    DART_LOG_ERROR_IN(func, "MPI_Allreduce of the free segment ids failed");
+    return DART_ERR_OTHER;
+  }
+  for (int w = 0; w < words; w++) {
+    if (mask[w]) {
+      *slot = (uint32_t)(64 * w + __builtin_ctzll(mask[w]));
+      return DART_OK;
+    }
+  }
+  DART_LOG_ERROR_IN(func, "team %d has no segment id free on every unit",
+                    team->id);
+  return DART_ERR_NOMEM;
+}
+
 dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
                                      dart__seg_kind_t kind, int memkind,
                                      size_t bytes, void *addr,
@@ -89,7 +143,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   seg->team = team;
   seg->shm_win = MPI_WIN_NULL;
   seg->routes = calloc((size_t)team->size, sizeof *seg->routes);
-  parts = malloc(3 * (size_t)team->size * sizeof *parts);
+  parts = malloc(PART_FIELDS * (size_t)team->size * sizeof *parts);
   if (seg->routes == NULL || parts == NULL) goto fail;
   /* some unit is reached through the remote transport: all atomics take it
    * (the same on every unit) */
@@ -165,29 +219,42 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   void *reached = device && mine_ret == DART_OK && part > 0
                       ? dart__gpu.ops->ucx_addr(seg->mybase)
                       : seg->mybase;
-  uint64_t mine[3] = {mine_ret == DART_OK ? part : FAILED_PART - mine_ret,
-                      (uint64_t)disp, (uint64_t)(uintptr_t)reached};
+  dart__slots_t *slots = kind == DART__SEG_ALLOC ? &team->segs.alloc
+                         : kind == DART__SEG_REGISTER ? &team->segs.reg
+                                                      : NULL;
+  uint32_t slot = 0;
+  uint64_t mine[PART_FIELDS] = {
+      [PART_SIZE] = mine_ret == DART_OK ? part : FAILED_PART - mine_ret,
+      [PART_DISP] = (uint64_t)disp,
+      [PART_ADDR] = (uint64_t)(uintptr_t)reached,
+      [PART_NEXT] = slots && dart__base__slots_next(slots, &slot) == 0
+                        ? slot : NO_SLOT,
+      [PART_FRESH] = slots ? slots->next_fresh : 0};
   MPI_Request req;
-  if (MPI_Iallgather(mine, 3, MPI_UINT64_T, parts, 3, MPI_UINT64_T,
-                     team->comm, &req) != MPI_SUCCESS ||
+  if (MPI_Iallgather(mine, PART_FIELDS, MPI_UINT64_T, parts, PART_FIELDS,
+                     MPI_UINT64_T, team->comm, &req) != MPI_SUCCESS ||
       dart__onesided__progress_wait(func, 1, &req) != DART_OK) {
     DART_LOG_ERROR_IN(func, "MPI_Allgather of the parts failed");
     goto fail;
   }
   for (int u = 0; u < team->size; u++) {
-    if (parts[3 * u] >= FAILED_PART - DART_ERR_OTHER) {
-      ret = (dart_ret_t)(FAILED_PART - parts[3 * u]);
+    const uint64_t size = parts[PART_FIELDS * u + PART_SIZE];
+    if (size >= FAILED_PART - DART_ERR_OTHER) {
+      ret = (dart_ret_t)(FAILED_PART - size);
       if (mine_ret == DART_OK)
         DART_LOG_ERROR_IN(func, "unit %d could not make its part", u);
       goto fail;
     }
   }
+  if (slots && (ret = agree_slot(func, team, slots, parts, &slot)) != DART_OK)
+    goto fail;
   for (int u = 0; u < team->size; u++) {
     dart__route_t *r = &seg->routes[u];
     bool peer = team->node_rank[u] >= 0 && shm;
-    r->size = parts[3 * u] - header;
-    r->disp = (MPI_Aint)parts[3 * u + 1] + (MPI_Aint)header;
-    r->addr = parts[3 * u + 2] + header;
+    const uint64_t *theirs = &parts[PART_FIELDS * u];
+    r->size = theirs[PART_SIZE] - header;
+    r->disp = (MPI_Aint)theirs[PART_DISP] + (MPI_Aint)header;
+    r->addr = theirs[PART_ADDR] + header;
     if (device) {
       /* node peers' parts mapped on first use; other nodes' through UCX
        * (then every unit's atomics too: the device's and the network's
@@ -227,16 +294,14 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   if (device && (ret = dart__gpu__seg_init(func, seg, addr)) != DART_OK)
     goto fail;
 
-  uint32_t slot;
   ret = DART_ERR_NOMEM;
   if (kind == DART__SEG_POOL) {
     seg->id = DART_SEGMENT_LOCAL;
     team->segs.pool = seg;
   } else {
-    dart__slots_t *slots =
-        kind == DART__SEG_ALLOC ? &team->segs.alloc : &team->segs.reg;
-    if (dart__base__slots_insert(slots, seg, &slot) != 0) {
-      DART_LOG_ERROR_IN(func, "team %d has no free segment id", team->id);
+    if (dart__base__slots_insert_at(slots, slot, seg) != 0) {
+      DART_LOG_ERROR_IN(func, "out of memory for segment id %u of team %d",
+                        slot, team->id);
       goto fail;
     }
     seg->id = kind == DART__SEG_ALLOC ? (int16_t)(slot + 1)
@@ -263,21 +328,29 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
 {
   dart__team_t *team = seg->team;
   dart_ret_t ret = DART_OK;
-  /* our own operations on the window are complete, and nobody else's */
+  /* our own operations on the window are complete */
   dart__onesided__acc_complete();
   if (team->win != MPI_WIN_NULL && dart__team__flush_window(team) != DART_OK)
     ret = DART_ERR_OTHER;
   if (dart__ucx__flush_all() != DART_OK) ret = DART_ERR_OTHER;
   if (dart__gpu__flush_all() != DART_OK) ret = DART_ERR_OTHER;
-  if (dart__onesided__progress_barrier("dart_team_memfree", team->comm) !=
-      DART_OK)
-    ret = DART_ERR_OTHER;
-  /* every mapping of a device part is closed before its owner frees it */
-  if (seg->memkind == DART_MEMKIND_CUDA) {
-    dart__gpu__seg_unmap(seg);
+  if (seg->kind == DART__SEG_REGISTER) {
+    /* a unit deregisters its part on its own, as DART-MPI's
+     * MPI_Win_detach: the memory is the caller's, and its peers are done
+     * with it when the caller says so */
+    if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_unmap(seg);
+  } else {
+    /* and nobody else's */
     if (dart__onesided__progress_barrier("dart_team_memfree", team->comm) !=
         DART_OK)
       ret = DART_ERR_OTHER;
+    /* every mapping of a device part is closed before its owner frees it */
+    if (seg->memkind == DART_MEMKIND_CUDA) {
+      dart__gpu__seg_unmap(seg);
+      if (dart__onesided__progress_barrier("dart_team_memfree", team->comm) !=
+          DART_OK)
+        ret = DART_ERR_OTHER;
+    }
   }
   /* no gptr finds it any more, cached or not */
   dart__globmem__route_cache_clear();
