@@ -7,7 +7,11 @@
  * memory, and joins only when they are complete: if unit 0 served nothing
  * while it waited, the run would hang. In turn: dart_barrier,
  * dart_allreduce, dart_bcast from the last unit, dart_recv from the last
- * unit and dart_team_create.
+ * unit and dart_team_create. Then unit 0 polls a word of its own memory
+ * until every other unit has counted itself done there, as a program
+ * waiting for a flag does: through dart_get_blocking, through dart_get and
+ * dart_flush, and through dart_fetch_and_op, calls that complete in place
+ * and must still serve its peers now and then.
  *
  * DART_TEST_ITERS sets the fetch-and-ops per unit and phase (default 2000,
  * at least 10; a tenth as many puts and accumulates).
@@ -22,11 +26,23 @@ _Static_assert(sizeof(unsigned long long) == sizeof(uint64_t),
  * slot per unit for its puts. */
 #define W_FETCH 0
 #define W_ACC 1
-#define W_SLOT 2
+#define W_DONE 2
+#define W_SLOT 3
 
-typedef enum { BARRIER, ALLREDUCE, BCAST, RECV, TEAM_CREATE } phase_t;
-static const char *const phase_name[] = {"barrier", "allreduce", "bcast",
-                                         "recv", "team_create"};
+typedef enum {
+  BARRIER,
+  ALLREDUCE,
+  BCAST,
+  RECV,
+  TEAM_CREATE,
+  POLL_GET,
+  POLL_GET_FLUSH,
+  POLL_FETCH
+} phase_t;
+static const char *const phase_name[] = {
+    "barrier",     "allreduce",         "bcast",
+    "recv",        "team_create",       "polling with dart_get_blocking",
+    "polling with dart_get and dart_flush", "polling with dart_fetch_and_op"};
 
 static int me, n, iters, rare; /* rare: puts and accumulates */
 
@@ -72,10 +88,43 @@ static void work_on_unit0(dart_gptr_t g)
   CHECK_OK(dart_flush(acc));
 }
 
+/* Unit 0 reads its done word until every other unit has counted itself. */
+static void poll_done(dart_gptr_t g, phase_t phase)
+{
+  dart_gptr_t done = word_at(g, 0, W_DONE);
+  static const uint64_t zero = 0;
+  uint64_t seen = 0;
+  while (seen != (uint64_t)(n - 1)) {
+    if (phase == POLL_GET) {
+      CHECK_OK(dart_get_blocking(&seen, done, 1, WORD, WORD));
+    } else if (phase == POLL_GET_FLUSH) {
+      CHECK_OK(dart_get(&seen, done, 1, WORD, WORD));
+      CHECK_OK(dart_flush(done));
+    } else {
+      CHECK_OK(dart_fetch_and_op(done, &zero, &seen, WORD, DART_OP_SUM));
+    }
+    if (seen > (uint64_t)(n - 1)) {
+      FAILF("done word %" PRIu64 " with %d units", seen, n);
+      return;
+    }
+  }
+}
+
 /* Unit 0 calls it at once, the others after their work. */
-static void enter(phase_t phase, dart_team_unit_t last)
+static void enter(dart_gptr_t g, phase_t phase, dart_team_unit_t last)
 {
   switch (phase) {
+    case POLL_GET:
+    case POLL_GET_FLUSH:
+    case POLL_FETCH: {
+      static const uint64_t one = 1;
+      uint64_t old = UINT64_MAX;
+      if (me == 0) poll_done(g, phase);
+      else
+        CHECK_OK(dart_fetch_and_op(word_at(g, 0, W_DONE), &one, &old, WORD,
+                                   DART_OP_SUM));
+      break;
+    }
     case BARRIER:
       CHECK_OK(dart_barrier(DART_TEAM_ALL));
       break;
@@ -125,7 +174,7 @@ static void run_phase(dart_gptr_t g, phase_t phase)
 
   int failed = dart_test_failures;
   if (me != 0) work_on_unit0(g);
-  enter(phase, DART_TEAM_UNIT_ID(n - 1));
+  enter(g, phase, DART_TEAM_UNIT_ID(n - 1));
   /* for unit 0's direct loads; the others' operations completed before
    * they entered */
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
@@ -135,6 +184,7 @@ static void run_phase(dart_gptr_t g, phase_t phase)
   if (me == 0) {
     CHECK_EQ(mine[W_FETCH], want_fetch);
     CHECK_EQ(mine[W_ACC], want_acc);
+    CHECK_EQ(mine[W_DONE], phase >= POLL_GET ? (uint64_t)(n - 1) : 0);
     CHECK_EQ(mine[W_SLOT], 0);
     for (int u = 1; u < n; u++)
       CHECK_EQ(mine[W_SLOT + u], put_value(u, rare - 1));
@@ -144,6 +194,7 @@ static void run_phase(dart_gptr_t g, phase_t phase)
                              WORD, WORD));
   CHECK_EQ(seen[W_FETCH], want_fetch);
   CHECK_EQ(seen[W_ACC], want_acc);
+  CHECK_EQ(seen[W_DONE], phase >= POLL_GET ? (uint64_t)(n - 1) : 0);
   CHECK_EQ(seen[W_SLOT], 0);
   for (int u = 1; u < n; u++)
     CHECK_EQ(seen[W_SLOT + u], put_value(u, rare - 1));
@@ -172,7 +223,7 @@ int main(int argc, char **argv)
   dart_gptr_t g;
   CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, (size_t)(W_SLOT + n),
                                       WORD, &g));
-  for (phase_t p = BARRIER; p <= TEAM_CREATE; p++) run_phase(g, p);
+  for (phase_t p = BARRIER; p <= POLL_FETCH; p++) run_phase(g, p);
   CHECK_OK(dart_team_memfree(g));
   return dart_test_finish();
 }

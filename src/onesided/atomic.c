@@ -232,8 +232,8 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
     /* aligned as prepare checks it: mappings differ by whole pages */
     char *p = e->base + offset;
     if (((uintptr_t)p & (size - 1)) != 0) return false;
-    e->ops++;
     dart__onesided__acc_enqueue(p, value, size, op);
+    dart__onesided__serve_every(++e->ops);
     *ret = DART_OK;
     return true;
   }
@@ -272,7 +272,6 @@ cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
     return false;
   char *p = e->base + gptr.addr_or_offs.offset;
   if (((uintptr_t)p & (size - 1)) != 0) return false;
-  e->ops++;
   const dart__atomic_t a = {.kind = kind,
                             .type = type,
                             .size = size,
@@ -283,6 +282,7 @@ cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
                             .result = result,
                             .nelem = 1};
   cpu_element(&a, p, value, result);
+  dart__onesided__serve_every(++e->ops);
   return true;
 }
 

@@ -91,9 +91,31 @@ static inline void dart__onesided__count_ops(int path, uint64_t n)
       memory_order_relaxed);
 }
 
+/*
+ * A unit that polls through DART calls that complete in place (its own
+ * memory, node peers', CPU atomics) must still serve the operations its
+ * peers aim at it, which may wait for it inside MPI or UCX: every
+ * DART__SERVE_EVERY-th such call drives every transport once (one progress
+ * call each would cost more than the call itself; counts lost between
+ * threads only delay the next one).
+ */
+#define DART__SERVE_EVERY 32
+void dart__onesided__serve(void) __attribute__((cold, noinline));
+
+static inline __attribute__((always_inline)) void
+dart__onesided__serve_every(uint64_t count)
+{
+  if (__builtin_expect(count % DART__SERVE_EVERY == 0, 0))
+    dart__onesided__serve();
+}
+
 static inline void dart__onesided__count_op(int path)
 {
-  dart__onesided__count_ops(path, 1);
+  uint64_t n = atomic_load_explicit(&dart__onesided__path_ops[path],
+                                    memory_order_relaxed) + 1;
+  atomic_store_explicit(&dart__onesided__path_ops[path], n,
+                        memory_order_relaxed);
+  dart__onesided__serve_every(n);
 }
 
 /* A non-blocking put by CPU stores left stores the next flush must fence

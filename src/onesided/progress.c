@@ -62,6 +62,17 @@ void dart__onesided__wait_turn(unsigned *spins)
   backoff(spins);
 }
 
+void dart__onesided__serve(void)
+{
+  dart__ucx__progress();
+  dart__gpu__stage_serve();
+  if (atomic_load_explicit(&dart__team__windows, memory_order_relaxed) > 0) {
+    int flag;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dart__rt.comm, &flag,
+               MPI_STATUS_IGNORE);
+  }
+}
+
 /* Whether waits must poll: MPI's own waits serve MPI's one-sided
  * operations, but not UCX's or staged transfers. */
 static bool must_poll(void)

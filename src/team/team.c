@@ -17,6 +17,7 @@
 dart__team_t *dart__team__table[DART__MAX_TEAMS];
 static int next_team_id;
 static dart__team_t *teams_with_win;
+atomic_int dart__team__windows;
 
 dart__team_t *dart__team__lookup(const char *func, dart_team_t id)
 {
@@ -123,6 +124,7 @@ static void team_teardown(dart__team_t *team)
   if (team->win != MPI_WIN_NULL) {
     MPI_Win_unlock_all(team->win);
     MPI_Win_free(&team->win);
+    atomic_fetch_sub_explicit(&dart__team__windows, 1, memory_order_relaxed);
     free(team->win_dirty);
     for (dart__team_t **link = &teams_with_win; *link;
          link = &(*link)->next_with_win) {
@@ -170,6 +172,7 @@ dart_ret_t dart__team__ensure_window(dart__team_t *team)
   team->win_dirty = dirty;
   team->next_with_win = teams_with_win;
   teams_with_win = team;
+  atomic_fetch_add_explicit(&dart__team__windows, 1, memory_order_relaxed);
   return DART_OK;
 }
 

@@ -44,6 +44,9 @@ dart__team_t *dart__team__lookup(const char *func, dart_team_t id);
 
 /* Collective: gives the team its dynamic window if it has none yet. */
 dart_ret_t dart__team__ensure_window(dart__team_t *team);
+/* How many teams have a dynamic window (whose MPI one-sided operations may
+ * need this unit inside MPI). */
+extern atomic_int dart__team__windows;
 
 /* Marks unit as the target of an MPI operation on team's window that
  * waits for a flush; unmark before flushing the unit alone. */
