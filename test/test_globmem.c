@@ -458,12 +458,13 @@ static void test_allocator(void)
   int np = 0;
   dart_ret_t ret = DART_OK;
   while (np < 32) {
-    piece[np] = DART_GPTR_NULL;
+    piece[np] = g; /* a failure must leave DART_GPTR_NULL, as DASH expects */
     ret = dart_allocator_alloc(4096, DART_TYPE_BYTE, &piece[np], al);
     if (ret != DART_OK) break;
     np++;
   }
   CHECK_RET(ret, DART_ERR_NOMEM);
+  if (np < 32) CHECK(DART_GPTR_ISNULL(piece[np]));
   CHECK(np >= 1 && np <= POOL / 4096);
   for (int i = 0; i < np; i++) {
     char *a = NULL;
@@ -479,9 +480,14 @@ static void test_allocator(void)
   /* the earlier allocation is untouched */
   for (int s = 0; s < n; s++) CHECK_EQ(p[s], 1000 * s + me);
   {
-    dart_gptr_t big = DART_GPTR_NULL;
+    dart_gptr_t big = g;
     CHECK_RET(dart_allocator_alloc(2 * POOL, DART_TYPE_BYTE, &big, al),
               DART_ERR_NOMEM);
+    CHECK(DART_GPTR_ISNULL(big));
+    big = g;
+    CHECK_RET(dart_allocator_alloc(1, DART_TYPE_UNDEFINED, &big, al),
+              DART_ERR_INVAL);
+    CHECK(DART_GPTR_ISNULL(big));
   }
   for (int i = 0; i < np; i++) {
     CHECK_OK(dart_allocator_free(&piece[i], al));

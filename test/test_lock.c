@@ -2,13 +2,16 @@
  * Mutual exclusion: dart_lock and a spin lock built on compare-and-swap
  * each protect a non-atomic read-modify-write of a shared record (get,
  * change, put); no update may be lost and the record's fields must always
- * agree. Also try_acquire, locks of sub-teams, and the lock's bad input.
+ * agree. Also try_acquire, locks of sub-teams, the lock's bad input, and
+ * locks destroyed after their team or DART went (DASH's Mutex may outlive
+ * both): that succeeds without a log line.
  *
  * DART_TEST_ITERS scales the rounds per unit (default 1000 -> 200).
  */
+#define _GNU_SOURCE
 #include <dart/dart_ext.h>
 
-#include "dart_test.h"
+#include "dart_test_capture.h"
 
 static int me, n;
 
@@ -172,6 +175,7 @@ int main(int argc, char **argv)
   dart_test_init(&argc, &argv);
   me = dart_test_unit;
   n = dart_test_units;
+  capture_init();
   test_dart_lock(DART_TEAM_ALL, me, n);
   test_cas_lock(DART_TEAM_ALL, me, n);
 
@@ -191,12 +195,32 @@ int main(int argc, char **argv)
   CHECK_OK(dart_team_size(mine, &tn));
   CHECK_OK(dart_team_myid(mine, &tme));
   test_dart_lock(mine, tme.id, (int)tn);
+  dart_lock_t of_half = NULL;
+  CHECK_OK(dart_team_lock_init(mine, &of_half));
   for (int h = 0; h < 2; h++) {
     if (half[h] != DART_TEAM_NULL) CHECK_OK(dart_team_destroy(&half[h]));
     CHECK_OK(dart_group_destroy(&halves[h]));
   }
   CHECK_OK(dart_group_destroy(&all));
+  capture_begin();
+  CHECK_OK(dart_team_lock_destroy(&of_half));
+  char text[512];
+  int lines = capture_end(text, sizeof text);
+  CHECK(of_half == NULL);
+  if (lines != 0) FAILF("destroying a lock of a destroyed team logged: %s", text);
 
   test_bad_input();
-  return dart_test_combine_and_exit();
+  dart_lock_t outlives = NULL;
+  CHECK_OK(dart_team_lock_init(DART_TEAM_ALL, &outlives));
+  int failed = dart_test_combine_and_exit();
+  capture_begin();
+  dart_ret_t ret = dart_team_lock_destroy(&outlives);
+  lines = capture_end(text, sizeof text);
+  capture_fini();
+  if (ret != DART_OK || outlives != NULL || lines != 0) {
+    fprintf(stderr, "[unit %d] FAIL: a lock destroyed after dart_exit: %d, "
+            "%p, logged: %s\n", me, (int)ret, (void *)outlives, text);
+    failed++;
+  }
+  return failed;
 }

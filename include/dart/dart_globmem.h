@@ -137,7 +137,7 @@ dart_ret_t dart_allocator_new(size_t pool_size, dart_team_t team,
  * Allocates nelem elements of a contiguous dtype in the caller's part, on a
  * 16-byte boundary (not collective). DART_ERR_NOMEM when the part has no
  * room (logged at debug level only: the caller decides whether that is an
- * error).
+ * error). On any failure *gptr is DART_GPTR_NULL (where gptr is not NULL).
  */
 dart_ret_t dart_allocator_alloc(size_t nelem, dart_datatype_t dtype,
                                 dart_gptr_t *gptr,

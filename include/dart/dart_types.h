@@ -383,9 +383,10 @@ dart_ret_t dart_type_create_custom(size_t num_bytes,
 dart_ret_t dart_type_destroy(dart_datatype_t *dart_type) DART_NOTHROW;
 
 /**
- * Creates a reduction operation from \c op on elements of \c dtype. With
- * \c dtype_is_tmp the operation takes ownership of the (derived) \c dtype and
- * destroys it with the operation.
+ * Creates a reduction operation from \c op on elements of \c dtype.
+ * \c dtype_is_tmp says that \c dtype is used only with this operation (a
+ * hint, as in DART-MPI): the type stays the caller's, who destroys it after
+ * the operation.
  */
 dart_ret_t dart_op_create(dart_operator_t op, void *userdata, bool commute,
                           dart_datatype_t dtype, bool dtype_is_tmp,

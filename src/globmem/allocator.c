@@ -95,6 +95,8 @@ fail:
 dart_ret_t dart_allocator_alloc(size_t nelem, dart_datatype_t dtype,
                                 dart_gptr_t *gptr, dart_allocator_t allocator)
 {
+  /* DART-MPI's contract, which DASH checks: a failure leaves no gptr */
+  if (gptr) *gptr = DART_GPTR_NULL;
   DART__CHECK_INIT();
   if (!valid(__func__, allocator)) return DART_ERR_INVAL;
   const dart__dtype_t *t = dart__globmem__dtype(dtype);

@@ -11,7 +11,6 @@ typedef struct {
   dart_operator_t fn;
   void *userdata;
   dart_datatype_t dtype;
-  bool dtype_is_tmp;
   MPI_Op mpi_op;
   MPI_Datatype mpi_type; /* carries this struct as an attribute */
 } user_op_t;
@@ -86,8 +85,6 @@ static void user_op_free(user_op_t *op)
   MPI_Op_free(&op->mpi_op);
   MPI_Type_delete_attr(op->mpi_type, op_keyval);
   MPI_Type_free(&op->mpi_type);
-  if (op->dtype_is_tmp && op->dtype >= DART__DTYPE_FIRST_DERIVED)
-    dart_type_destroy(&op->dtype);
   free(op);
 }
 
@@ -187,7 +184,7 @@ dart_ret_t dart_op_create(dart_operator_t op, void *userdata, bool commute,
   u->fn = op;
   u->userdata = userdata;
   u->dtype = dtype;
-  u->dtype_is_tmp = dtype_is_tmp;
+  (void)dtype_is_tmp; /* a hint; the caller keeps and destroys dtype */
   u->mpi_op = MPI_OP_NULL;
   u->mpi_type = MPI_DATATYPE_NULL;
   if (MPI_Type_dup(t->mpi_elem, &u->mpi_type) != MPI_SUCCESS ||
@@ -203,7 +200,6 @@ dart_ret_t dart_op_create(dart_operator_t op, void *userdata, bool commute,
   int ret = dart__base__slots_insert(&user_ops, u, &id);
   mtx_unlock(&user_ops_lock);
   if (ret != 0) {
-    u->dtype_is_tmp = false; /* the caller keeps dtype on failure */
     user_op_free(u);
     return DART_ERR_NOMEM;
   }

@@ -18,9 +18,10 @@
 enum { TAIL = 0, NEXT = 1, GRANTED = 2, WORDS = 3 };
 #define NOBODY (-1L)
 #define LOCK_LIVE 0x4c4f434bu
+#define LOCK_RETIRED 0x52455452u /* its team or DART went before it */
 
 struct dart_lock_struct {
-  uint32_t state; /* LOCK_LIVE while initialised */
+  uint32_t state; /* LOCK_LIVE while initialised, then LOCK_RETIRED or 0 */
   dart_team_t team;
   long me;          /* team unit id */
   dart_gptr_t mem;  /* team unit 0, word 0 */
@@ -30,8 +31,8 @@ struct dart_lock_struct {
 };
 
 /* Destroyed locks are kept for reuse, so that a stale copy of a pointer
- * reads a dead lock rather than freed memory; live ones are listed, so that
- * dart_exit can retire them. */
+ * reads a dead lock rather than freed memory; live and retired ones are
+ * listed, so that a team's destroy and dart_exit can retire them. */
 static struct dart_lock_struct *free_locks, *live_locks;
 static mtx_t free_lock;
 static once_flag free_lock_once = ONCE_FLAG_INIT;
@@ -123,21 +124,9 @@ fail:
   return ret;
 }
 
-dart_ret_t dart_team_lock_destroy(dart_lock_t *lock)
+/* Moves l from the live list to the free ones (under free_lock). */
+static void lock_release(struct dart_lock_struct *l)
 {
-  if (lock == NULL) {
-    DART_LOG_ERROR("lock is NULL");
-    return DART_ERR_INVAL;
-  }
-  dart_ret_t ret = check_lock(__func__, *lock);
-  if (ret != DART_OK) return ret;
-  struct dart_lock_struct *l = *lock;
-  if (l->held) {
-    DART_LOG_ERROR("lock %p is held by this unit", (void *)l);
-    return DART_ERR_INVAL;
-  }
-  if ((ret = dart_team_memfree(l->mem)) != DART_OK) return ret;
-  mtx_lock(&free_lock);
   l->state = 0;
   if (l->prev_live)
     l->prev_live->next_live = l->next_live;
@@ -146,6 +135,32 @@ dart_ret_t dart_team_lock_destroy(dart_lock_t *lock)
   if (l->next_live) l->next_live->prev_live = l->prev_live;
   l->next_free = free_locks;
   free_locks = l;
+}
+
+dart_ret_t dart_team_lock_destroy(dart_lock_t *lock)
+{
+  if (lock == NULL) {
+    DART_LOG_ERROR("lock is NULL");
+    return DART_ERR_INVAL;
+  }
+  struct dart_lock_struct *l = *lock;
+  if (l != NULL && l->state == LOCK_RETIRED) {
+    call_once(&free_lock_once, free_lock_init);
+    mtx_lock(&free_lock);
+    lock_release(l);
+    mtx_unlock(&free_lock);
+    *lock = NULL;
+    return DART_OK;
+  }
+  dart_ret_t ret = check_lock(__func__, l);
+  if (ret != DART_OK) return ret;
+  if (l->held) {
+    DART_LOG_ERROR("lock %p is held by this unit", (void *)l);
+    return DART_ERR_INVAL;
+  }
+  if ((ret = dart_team_memfree(l->mem)) != DART_OK) return ret;
+  mtx_lock(&free_lock);
+  lock_release(l);
   mtx_unlock(&free_lock);
   *lock = NULL;
   return DART_OK;
@@ -237,17 +252,13 @@ dart_ret_t dart_lock_release(dart_lock_t lock)
   return DART_OK;
 }
 
-void dart__onesided__locks_fini(void)
+void dart__onesided__locks_retire(dart_team_t team)
 {
   call_once(&free_lock_once, free_lock_init);
   mtx_lock(&free_lock);
-  while (live_locks) {
-    struct dart_lock_struct *l = live_locks;
-    live_locks = l->next_live;
-    l->state = 0;
-    l->next_free = free_locks;
-    free_locks = l;
-  }
+  for (struct dart_lock_struct *l = live_locks; l; l = l->next_live)
+    if (l->state == LOCK_LIVE && (team == DART_TEAM_NULL || l->team == team))
+      l->state = LOCK_RETIRED;
   mtx_unlock(&free_lock);
 }
 

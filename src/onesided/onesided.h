@@ -464,9 +464,10 @@ void dart__onesided__progress_stop(void);
 /* Frees what the handles took (at dart_exit). */
 void dart__onesided__fini(void);
 
-/* At dart_exit: retires the locks the program did not destroy (their words
- * go with their teams' allocations; the structures stay for stale
- * copies, as destroyed ones do). */
-void dart__onesided__locks_fini(void);
+/* Retires the locks of team (DART_TEAM_NULL: all, at dart_exit) that the
+ * program did not destroy: their words go with the team's allocations, and
+ * dart_team_lock_destroy of them later only lets the structure go, without
+ * a word (DASH destroys a Mutex that outlived its team or DART). */
+void dart__onesided__locks_retire(dart_team_t team);
 
 #endif

@@ -253,7 +253,7 @@ dart_ret_t dart_exit(void)
   dart__onesided__acc_complete();
   dart__onesided__progress_stop();
   dart__onesided__fini();
-  dart__onesided__locks_fini();
+  dart__onesided__locks_retire(DART_TEAM_NULL);
   dart__globmem__allocators_fini();
   dart__team__fini_all();
   dart__gpu__fini();

@@ -377,6 +377,7 @@ dart_ret_t dart_team_destroy(dart_team_t *teamid)
   }
   dart__team_t *team = dart__team__lookup(__func__, *teamid);
   if (team == NULL) return DART_ERR_INVAL;
+  dart__onesided__locks_retire(*teamid);
   team_destroy(team);
   *teamid = DART_TEAM_NULL;
   return DART_OK;
