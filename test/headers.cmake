@@ -1,5 +1,6 @@
 # Every public header compiles on its own (self-contained, include guard)
 # as ISO C11 and as C++11, 14 and 17 with -Wall -Wextra -Werror -pedantic,
+# ours (dart/*.h) and those at DASH's paths (dash/dart/if/*.h),
 # without MPI's include paths: a header that warns breaks the build. In
 # C++17, where noexcept is part of a function's type, every function the
 # header declares is also redeclared with C linkage (an error if the header
@@ -7,7 +8,8 @@
 include(${PROJECT_SOURCE_DIR}/cmake/DartHeaderFunctions.cmake)
 enable_language(CXX)
 file(GLOB dart_public_headers CONFIGURE_DEPENDS
-     ${PROJECT_SOURCE_DIR}/include/dart/*.h)
+     ${PROJECT_SOURCE_DIR}/include/dart/*.h
+     ${PROJECT_SOURCE_DIR}/include/dash/dart/if/*.h)
 # the generated checks follow the functions a header declares
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
              ${dart_public_headers})
@@ -16,9 +18,9 @@ set(header_check_dir ${CMAKE_CURRENT_BINARY_DIR}/headers)
 set(c_sources "")
 set(cxx_sources "")
 foreach(header IN LISTS dart_public_headers)
-  get_filename_component(name ${header} NAME_WE)
-  get_filename_component(file ${header} NAME)
-  set(include "#include <dart/${file}>\n#include <dart/${file}>\n")
+  file(RELATIVE_PATH file ${PROJECT_SOURCE_DIR}/include ${header})
+  string(REGEX REPLACE "[/.]" "_" name "${file}")
+  set(include "#include <${file}>\n#include <${file}>\n")
   file(CONFIGURE OUTPUT ${header_check_dir}/${name}.c
        CONTENT "/* ${file} on its own, twice */\n${include}" @ONLY)
   list(APPEND c_sources ${header_check_dir}/${name}.c)

@@ -14,6 +14,7 @@
 #include "dart_test_capture.h"
 
 #include <dart/dart_ext.h>
+#include <dart/dart_io.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -640,6 +641,11 @@ int main(int argc, char **argv)
           dart_compare_and_swap(ga, &v, &v, NULL, DART_TYPE_ULONG));
     CHECK(res == 0xABCD && fres == -1.0f && dres == -1.0);
   }
+
+  /* 19. HDF5's MPI-IO for an unknown team; in a program without HDF5 */
+  INVAL("dart__io__hdf5__prep_mpio", dart__io__hdf5__prep_mpio(7, 999));
+  BAD(DART_ERR_OTHER, "dart__io__hdf5__prep_mpio",
+      dart__io__hdf5__prep_mpio(7, DART_TEAM_ALL));
 
   /* nothing reached the allocation */
   CHECK_OK(dart_barrier(DART_TEAM_ALL));

@@ -1,13 +1,42 @@
 // The headers from C++: DART_GPTR_NULL and the gptr helpers, unit id
 // constructors, functions of every header noexcept (DART_NOTHROW), and a
 // round trip through global memory the way a container library moves a
-// global pointer between units.
+// global pointer between units. Unit ids, null handles and unit types as
+// DASH uses them, through the headers at DASH's paths.
 #include <dart/dart.h>
 #include <dart/dart_ext.h>
 #include <dart/dart_locality.h>
+#include <dash/dart/if/dart.h>
+#include <dash/dart/if/dart_io.h>
+#include <dash/dart/if/dart_locality.h>
 
 #include <cstdio>
+#include <type_traits>
 #include <vector>
+
+// DASH's unit id types derive from these and construct them as bases, in
+// constant expressions; plain integers convert to them.
+namespace dash_units {
+struct team_unit : dart_team_unit_t {
+  constexpr team_unit() : dart_team_unit_t() {}
+  constexpr explicit team_unit(dart_unit_t id) : dart_team_unit_t(id) {}
+};
+constexpr team_unit undefined{};
+static_assert(undefined.id == DART_UNDEFINED_UNIT_ID, "default: undefined");
+constexpr team_unit three{3};
+static_assert(three.id == 3, "from a dart_unit_t");
+constexpr dart_global_unit_t global_undefined{};
+static_assert(global_undefined.id == DART_UNDEFINED_UNIT_ID,
+              "default: undefined");
+static_assert(sizeof(dart_team_unit_t) == sizeof(dart_unit_t) &&
+                  sizeof(dart_global_unit_t) == sizeof(dart_unit_t),
+              "the C layout");
+static_assert(std::is_trivially_copyable<dart_team_unit_t>::value &&
+                  std::is_standard_layout<dart_global_unit_t>::value,
+              "copied as bytes, as C does");
+constexpr dart_team_unit_t root = 0; // as DASH's tests pass a root
+static_assert(root.id == 0, "implicit conversion");
+}  // namespace dash_units
 
 // Unevaluated calls: a sample of every header (test/headers.cmake checks
 // all functions in C++17, where noexcept is part of the type).
@@ -94,6 +123,10 @@ int main(int argc, char **argv)
   EXPECT(null.teamid == DART_TEAM_NULL &&
          null.unitid == DART_UNDEFINED_UNIT_ID);
 
+  dart_group_t no_group = DART_GROUP_NULL;
+  dart_lock_t no_lock = DART_LOCK_NULL;
+  EXPECT(no_group == nullptr && no_lock == nullptr);
+
   EXPECT(dart_init(&argc, &argv) == DART_OK);
   dart_team_unit_t me;
   size_t size;
@@ -121,6 +154,12 @@ int main(int argc, char **argv)
   EXPECT(static_cast<int *>(addr)[2] == 1000 + from);
   dart_gptr_t copy = it;
   EXPECT(DART_GPTR_EQUAL(copy, it));
+
+  // a unit id from an int, as DASH's tests broadcast from root 0
+  int from_root = me.id == 0 ? 77 : 0;
+  EXPECT(dart_bcast(&from_root, 1, DART_TYPE_INT, 0, DART_TEAM_ALL) ==
+         DART_OK);
+  EXPECT(from_root == 77);
 
   EXPECT(dart_barrier(DART_TEAM_ALL) == DART_OK);
   EXPECT(dart_team_memfree(begin) == DART_OK);

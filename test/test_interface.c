@@ -15,6 +15,7 @@
  */
 #include <dart/dart.h>
 #include <dart/dart_ext.h>
+#include <dart/dart_io.h>
 #include <dart/dart_locality.h>
 #include <mpi.h>
 
@@ -145,6 +146,8 @@ static const struct {
     FN(dart_domain_scope_domains),
     FN(dart_domain_group),
     FN(dart_unit_locality),
+    /* dart_io.h */
+    FN(dart__io__hdf5__prep_mpio),
 };
 #define NUM_FUNCTIONS (sizeof table / sizeof table[0])
 static int calls[NUM_FUNCTIONS];
@@ -940,6 +943,46 @@ static dart_domain_locality_t *check_team_hierarchy(void)
   return root;
 }
 
+/* A stand-in for parallel HDF5's H5Pset_fapl_mpio, which libdart finds in
+ * the program (exported: ENABLE_EXPORTS): what it was given. */
+static struct {
+  int calls;
+  int64_t plist;
+  int size, rank;
+  bool info_null;
+} fapl;
+
+int H5Pset_fapl_mpio(int64_t plist, MPI_Comm comm, MPI_Info info);
+int H5Pset_fapl_mpio(int64_t plist, MPI_Comm comm, MPI_Info info)
+{
+  fapl.calls++;
+  fapl.plist = plist;
+  MPI_Comm_size(comm, &fapl.size);
+  MPI_Comm_rank(comm, &fapl.rank);
+  fapl.info_null = info == MPI_INFO_NULL;
+  return plist < 0 ? -1 : 0; /* HDF5's failure for a bad list */
+}
+
+static void test_io(void)
+{
+  const int64_t plist = 0x0a00000000000007; /* a hid_t of HDF5 1.10 */
+  OK(dart__io__hdf5__prep_mpio(plist, DART_TEAM_ALL));
+  CHECK_EQ(fapl.calls, 1);
+  CHECK(fapl.plist == plist);
+  CHECK_EQ(fapl.size, units);
+  CHECK_EQ(fapl.rank, me);
+  CHECK(fapl.info_null);
+  dart_team_t t = create_even_team();
+  if (t != DART_TEAM_NULL) {
+    OK(dart__io__hdf5__prep_mpio(plist, t));
+    CHECK_EQ(fapl.size, (units + 1) / 2);
+    CHECK_EQ(fapl.rank, me / 2);
+    OK(dart_team_destroy(&t));
+  }
+  RET(dart__io__hdf5__prep_mpio(-1, DART_TEAM_ALL), DART_ERR_OTHER);
+  RET(dart__io__hdf5__prep_mpio(plist, 999), DART_ERR_INVAL);
+}
+
 static void test_locality_queries(dart_domain_locality_t *root)
 {
   /* one leaf per unit */
@@ -1228,6 +1271,7 @@ int main(int argc, char **argv)
   test_atomics();
   test_locks();
   test_locality();
+  test_io();
   check_calls();
 
   OK(dart_exit());

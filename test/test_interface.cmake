@@ -6,6 +6,8 @@
 # interface_abort: dart_abort ends the job with its code.
 dart_add_test(interface SOURCES test_interface.c)
 target_link_libraries(test_interface PRIVATE MPI::MPI_C)
+# its H5Pset_fapl_mpio, which dart__io__hdf5__prep_mpio looks up
+set_target_properties(test_interface PROPERTIES ENABLE_EXPORTS ON)
 target_compile_options(test_interface PRIVATE -pedantic)
 
 set(DART_EXTENSION_HEADERS dart_ext.h dart_memkind.h)

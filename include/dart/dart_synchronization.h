@@ -25,6 +25,9 @@ extern "C" {
 /** A team lock: an opaque handle made by dart_team_lock_init. */
 typedef struct dart_lock_struct *dart_lock_t;
 
+/** The null lock handle. */
+#define DART_LOCK_NULL ((dart_lock_t)NULL)
+
 /**
  * Collective over team: a new lock, released, in *lock. It takes a small
  * collective allocation on the team (three words per unit).

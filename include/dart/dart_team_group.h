@@ -29,6 +29,9 @@ extern "C" {
 /** A group: an opaque handle to a sorted set of global unit ids. */
 typedef struct dart_group_struct *dart_group_t;
 
+/** The null group handle. */
+#define DART_GROUP_NULL ((struct dart_group_struct *)NULL)
+
 /** Creates an empty group. */
 dart_ret_t dart_group_create(dart_group_t *group) DART_NOTHROW;
 /** Destroys a group and sets *group to NULL. */

@@ -64,17 +64,28 @@ typedef int32_t dart_unit_t;
 
 /**
  * A unit id relative to DART_TEAM_ALL: the unit's rank in MPI_COMM_WORLD.
- * A distinct type so that global and team ids cannot be mixed up.
+ * A distinct type so that global and team ids cannot be mixed up. In C++,
+ * as in DASH's DART headers, it converts from a dart_unit_t (implicitly,
+ * constexpr) and default-constructs to DART_UNDEFINED_UNIT_ID; the layout
+ * is the C struct's.
  */
-typedef struct {
+typedef struct dart_global_unit {
+#ifdef __cplusplus
+  constexpr dart_global_unit() : id(DART_UNDEFINED_UNIT_ID) {}
+  constexpr dart_global_unit(dart_unit_t uid) : id(uid) {}
+#endif
   dart_unit_t id; /**< rank in DART_TEAM_ALL, 0 .. dart_size - 1 */
 } dart_global_unit_t;
 
 /**
  * A unit id relative to a team: the unit's rank in the team, whose members
- * are ordered by global id.
+ * are ordered by global id. C++ constructors as dart_global_unit_t's.
  */
-typedef struct {
+typedef struct dart_local_unit {
+#ifdef __cplusplus
+  constexpr dart_local_unit() : id(DART_UNDEFINED_UNIT_ID) {}
+  constexpr dart_local_unit(dart_unit_t uid) : id(uid) {}
+#endif
   dart_unit_t id; /**< rank in the team, 0 .. team size - 1 */
 } dart_team_unit_t;
 
