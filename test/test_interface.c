@@ -985,10 +985,10 @@ static void test_io(void)
 
 static void test_locality_queries(dart_domain_locality_t *root)
 {
-  /* one leaf per unit */
+  /* one leaf per unit, at core scope */
   int n = -1;
   dart_domain_locality_t **leaves = NULL;
-  OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_UNIT, &n, &leaves));
+  OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_CORE, &n, &leaves));
   CHECK_EQ(n, units);
   int seen[MAX_UNITS] = {0};
   for (int i = 0; i < n && leaves != NULL; i++) {
@@ -1027,7 +1027,7 @@ static void test_locality_queries(dart_domain_locality_t *root)
     CHECK_EQ(loc->team, DART_TEAM_ALL);
     CHECK(loc->hwinfo.host[0] != '\0');
     OK(dart_domain_find(root, loc->domain_tag, &d));
-    CHECK(d != NULL && d->scope == DART_LOCALITY_SCOPE_UNIT &&
+    CHECK(d != NULL && d->scope == DART_LOCALITY_SCOPE_CORE && d->level > 2 &&
           d->num_units == 1 && d->unit_ids[0].id == me);
   }
   OK(dart_unit_locality(DART_TEAM_ALL, DART_TEAM_UNIT_ID(next_unit), &loc));

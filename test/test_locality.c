@@ -327,7 +327,18 @@ static int filter_units(const int *list, int n, bool (*keep)(int, int),
 
 static bool on_node(int u, int node) { return node_of(u) == node; }
 static bool on_numa(int u, int numa) { return hw.numa_of[core_of[u]] == numa; }
-static bool on_core(int u, int core) { return core_of[u] == core; }
+
+/* units[0..n) (ascending) in the order of their CORE domains within a NUMA
+ * domain: by physical core, units of one core by id. */
+static void order_by_core(int *units, int n)
+{
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && core_of[units[j - 1]] > core_of[units[j]]; j--) {
+      int x = units[j];
+      units[j] = units[j - 1];
+      units[j - 1] = x;
+    }
+}
 
 static void expect_units(int line, const dart_domain_locality_t *d,
                          const int *units, int n)
@@ -394,12 +405,12 @@ static int distinct(const int *units, int n, int (*f)(int), bool order,
 
 static int f_node(int u) { return node_of(u); }
 static int f_numa(int u) { return hw.numa_of[core_of[u]]; }
-static int f_core(int u) { return core_of[u]; }
 
 static char leaf_tag[MAX_UNITS][TAG_MAX]; /* of the last tree checked */
 
 /* The whole hierarchy of team (members: its units' global ids) as the
- * model and the layout say it must be. */
+ * model and the layout say it must be: GLOBAL (level 0) -> NODE -> MODULE
+ * -> NUMA -> one CORE leaf per unit (level 4), as DART-MPI builds it. */
 static void check_team_tree(int line, dart_team_t team,
                             const dart_domain_locality_t *root,
                             const int *members, int n)
@@ -415,7 +426,7 @@ static void check_team_tree(int line, dart_team_t team,
   if (root->num_nodes != nn)
     FAIL_AT(line, "root: %d nodes, want %d", root->num_nodes, nn);
   if (root->num_domains != nn) return;
-  int g_numa = 0, g_core = 0, g_unit = 0;
+  int g_numa = 0, g_core = 0;
   for (int i = 0; i < nn; i++) {
     int nu[MAX_UNITS], k = filter_units(members, n, on_node, nodes[i], nu);
     char host[DART_LOCALITY_HOST_MAX_SIZE], tag[TAG_MAX], mtag[TAG_MAX];
@@ -435,33 +446,24 @@ static void check_team_tree(int line, dart_team_t team,
     if (module->num_domains != nnum) continue;
     for (int j = 0; j < nnum; j++) {
       int mu[MAX_UNITS], km = filter_units(nu, k, on_numa, numas[j], mu);
-      int cores[MAX_UNITS], nc = distinct(mu, km, f_core, false, cores);
       char ntag[TAG_MAX];
       child_tag(ntag, mtag, j);
       const dart_domain_locality_t *numa = module->children[j];
       const int shared = bytes_field(hw.numa_bytes[numas[j]]);
       e = (expect_t){DART_LOCALITY_SCOPE_NUMA, 3, j, i,
-                     hw.numa_cores[numas[j]], shared, nc, g_numa++, ntag,
+                     hw.numa_cores[numas[j]], shared, km, g_numa++, ntag,
                      host, team};
       expect_domain(line, numa, module, &e, mu, km);
-      if (numa->num_domains != nc) continue;
-      for (int c = 0; c < nc; c++) {
-        int cu[MAX_UNITS], kc = filter_units(mu, km, on_core, cores[c], cu);
+      if (numa->num_domains != km) continue;
+      /* one CORE domain per unit, also where units share a core */
+      order_by_core(mu, km);
+      for (int c = 0; c < km; c++) {
         char ctag[TAG_MAX];
         child_tag(ctag, ntag, c);
-        const dart_domain_locality_t *core = numa->children[c];
-        e = (expect_t){DART_LOCALITY_SCOPE_CORE, 4, c, i, 1, shared, kc,
+        e = (expect_t){DART_LOCALITY_SCOPE_CORE, 4, c, i, 1, shared, 0,
                        g_core++, ctag, host, team};
-        expect_domain(line, core, numa, &e, cu, kc);
-        if (core->num_domains != kc) continue;
-        for (int x = 0; x < kc; x++) {
-          char utag[TAG_MAX];
-          child_tag(utag, ctag, x);
-          e = (expect_t){DART_LOCALITY_SCOPE_UNIT, 5, x, i, 1, shared, 0,
-                         g_unit++, utag, host, team};
-          expect_domain(line, core->children[x], core, &e, &cu[x], 1);
-          snprintf(leaf_tag[cu[x]], TAG_MAX, "%s", utag);
-        }
+        expect_domain(line, numa->children[c], numa, &e, &mu[c], 1);
+        snprintf(leaf_tag[mu[c]], TAG_MAX, "%s", ctag);
       }
     }
   }
@@ -564,6 +566,39 @@ static dart_domain_locality_t *find_at(int line,
 }
 #define FIND(in, tag) find_at(__LINE__, (in), (tag))
 
+/* A call that must return want and log nothing (not finding is an answer,
+ * not bad input). */
+static void expect_quiet_at(int line, const char *call, dart_ret_t got,
+                            dart_ret_t want)
+{
+  char text[2048];
+  int lines = capture_end(text, sizeof text);
+  if (got != want || lines != 0)
+    FAIL_AT(line, "%s returned %d (want %d) and logged %d lines: \"%s\"",
+            call, (int)got, (int)want, lines, text);
+}
+#define QUIET(want, call)                                     \
+  do {                                                        \
+    capture_begin();                                          \
+    dart_ret_t quiet_ret_ = (call);                           \
+    expect_quiet_at(__LINE__, #call, quiet_ret_, want);       \
+  } while (0)
+
+/* dart_domain_find of a well-formed tag of no domain: DART_ERR_NOTFOUND,
+ * NULL, no log line. */
+static void expect_not_found_at(int line, const dart_domain_locality_t *in,
+                                const char *tag)
+{
+  dart_domain_locality_t *d = (dart_domain_locality_t *)in;
+  capture_begin();
+  dart_ret_t ret = dart_domain_find(in, tag, &d);
+  expect_quiet_at(line, "dart_domain_find", ret, DART_ERR_NOTFOUND);
+  if (d != NULL)
+    FAIL_AT(line, "dart_domain_find('%s', '%s') found nothing but set %p",
+            in->domain_tag, tag, (void *)d);
+}
+#define EXPECT_NOT_FOUND(in, tag) expect_not_found_at(__LINE__, (in), (tag))
+
 static int all_units[MAX_UNITS];
 static int num_nodes_all;
 
@@ -576,8 +611,8 @@ static void test_queries(const dart_domain_locality_t *root)
 {
   CHECK(FIND(root, ".") == root);
   dart_domain_locality_t *d = FIND(root, leaf_tag[nunits - 1]);
-  CHECK(d && d->scope == DART_LOCALITY_SCOPE_UNIT && d->num_units == 1 &&
-        d->unit_ids[0].id == nunits - 1);
+  CHECK(d && d->scope == DART_LOCALITY_SCOPE_CORE && d->level == 4 &&
+        d->num_units == 1 && d->unit_ids[0].id == nunits - 1);
   d = FIND(root, ".0.0");
   CHECK(d && d->scope == DART_LOCALITY_SCOPE_MODULE);
   /* from a subdomain */
@@ -585,6 +620,13 @@ static void test_queries(const dart_domain_locality_t *root)
   CHECK(d && d->scope == DART_LOCALITY_SCOPE_MODULE);
   CHECK_OK(dart_domain_team_locality(DART_TEAM_ALL, leaf_tag[me], &d));
   CHECK(d && d->num_units == 1 && d->unit_ids[0].id == me);
+  /* well-formed tags of no domain: not found, NULL, nothing logged */
+  EXPECT_NOT_FOUND(root, ".99");
+  EXPECT_NOT_FOUND(root, ".0.0.0.0.0");
+  char below_leaf[TAG_MAX];
+  child_tag(below_leaf, leaf_tag[me], 0);
+  EXPECT_NOT_FOUND(root, below_leaf);
+  if (num_nodes_all > 1) EXPECT_NOT_FOUND(root->children[0], ".1");
 
   /* tags and domains by scope, depth-first */
   int n = -1;
@@ -599,16 +641,18 @@ static void test_queries(const dart_domain_locality_t *root)
     free(tags[i]);
   }
   free(tags);
+  /* the leaves: one CORE domain per unit */
   dart_domain_locality_t **doms = NULL;
-  CHECK_OK(dart_domain_scope_tags(root, DART_LOCALITY_SCOPE_UNIT, &n, &tags));
+  CHECK_OK(dart_domain_scope_tags(root, DART_LOCALITY_SCOPE_CORE, &n, &tags));
   CHECK_EQ(n, nunits);
-  CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_UNIT, &n,
+  CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_CORE, &n,
                                      &doms));
   CHECK_EQ(n, nunits);
   int seen[MAX_UNITS] = {0};
   for (int i = 0; i < n && tags && doms; i++) {
     if (strcmp(tags[i], doms[i]->domain_tag) != 0 ||
-        doms[i]->scope != DART_LOCALITY_SCOPE_UNIT ||
+        doms[i]->scope != DART_LOCALITY_SCOPE_CORE ||
+        doms[i]->num_units != 1 || doms[i]->num_domains != 0 ||
         strcmp(leaf_tag[doms[i]->unit_ids[0].id], tags[i]) != 0)
       FAILF("leaf %d: tag '%s', domain '%s'", i, tags[i],
             doms[i]->domain_tag);
@@ -623,21 +667,16 @@ static void test_queries(const dart_domain_locality_t *root)
     if (seen[u] != 1) FAILF("unit %d in %d leaves", u, seen[u]);
   free(tags);
   free(doms);
-  /* NUMA and core domains: one per (node, NUMA node) and (node, core) */
-  int want_numa = 0, want_core = 0;
+  /* NUMA domains: one per (node, NUMA node) */
+  int want_numa = 0;
   for (int node = 0; node < num_nodes_all; node++) {
     int nu[MAX_UNITS], k = node_units(node, nu), v[MAX_UNITS];
     want_numa += distinct(nu, k, f_numa, false, v);
-    want_core += distinct(nu, k, f_core, false, v);
   }
   CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_NUMA, &n,
                                      &doms));
   CHECK_EQ(n, want_numa);
   for (int i = 0; i < n; i++) CHECK(doms[i]->scope == DART_LOCALITY_SCOPE_NUMA);
-  free(doms);
-  CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_CORE, &n,
-                                     &doms));
-  CHECK_EQ(n, want_core);
   free(doms);
   /* a domain at the scope is the only one taken from its subtree */
   CHECK_OK(dart_domain_scope_domains(root->children[0],
@@ -648,9 +687,14 @@ static void test_queries(const dart_domain_locality_t *root)
                                      &doms));
   CHECK(n == 1 && doms[0] == root);
   free(doms);
-  /* a scope without domains: none, not an error */
+  /* a scope without domains: none, not an error (UNIT too: a unit's
+   * domain is its CORE domain) */
   doms = (dart_domain_locality_t **)&n;
   CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_PACKAGE, &n,
+                                     &doms));
+  CHECK(n == 0 && doms == NULL);
+  doms = (dart_domain_locality_t **)&n;
+  CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_UNIT, &n,
                                      &doms));
   CHECK(n == 0 && doms == NULL);
   tags = (char **)&n;
@@ -666,6 +710,35 @@ static dart_domain_locality_t *clone_of(const dart_domain_locality_t *d)
   dart_domain_locality_t *c = NULL;
   CHECK_OK(dart_domain_clone(d, &c));
   return c;
+}
+
+/* What DASH's DARTLocalityTest checks of a unit's own domain (UnitLocality,
+ * ExcludeLocalityDomain): found by the tag of its record, of scope CORE at
+ * level > 2, holding the unit alone; gone from a copy that excludes it. */
+static void test_unit_domain(const dart_domain_locality_t *root)
+{
+  dart_unit_locality_t *ul = NULL;
+  dart_domain_locality_t *dl = NULL;
+  CHECK_OK(dart_unit_locality(DART_TEAM_ALL, DART_TEAM_UNIT_ID(me), &ul));
+  if (ul == NULL) return;
+  CHECK_EQ(ul->unit.id, me);
+  CHECK_OK(dart_domain_team_locality(DART_TEAM_ALL, ul->domain_tag, &dl));
+  if (dl == NULL) return;
+  if (dl->scope != DART_LOCALITY_SCOPE_CORE || dl->level <= 2 ||
+      dl->level != 4 || dl->num_units != 1 || dl->unit_ids[0].id != me ||
+      dl->num_domains != 0 || dl->children != NULL ||
+      strcmp(dl->domain_tag, ul->domain_tag) != 0 ||
+      dl->parent->scope != DART_LOCALITY_SCOPE_NUMA)
+    FAILF("unit %d's domain '%s': scope %d level %d units %d (first %d) "
+          "subdomains %d", me, dl->domain_tag, (int)dl->scope, dl->level,
+          dl->num_units, dl->num_units ? dl->unit_ids[0].id : -1,
+          dl->num_domains);
+  CHECK(FIND(root, ul->domain_tag) == dl);
+  dart_domain_locality_t *c = clone_of(root);
+  const char *excluded = ul->domain_tag;
+  CHECK_OK(dart_domain_exclude(c, 1, &excluded));
+  EXPECT_NOT_FOUND(c, ul->domain_tag);
+  CHECK_OK(dart_domain_destroy(c));
 }
 
 static void expect_union(int line, const dart_domain_locality_t *d,
@@ -807,22 +880,30 @@ static void test_select_exclude(const dart_domain_locality_t *root)
   free(want);
   CHECK_OK(dart_domain_destroy(c));
 
-  /* exclude this unit's leaf: its core keeps its place, without units if
-   * it held this unit only */
+  /* exclude this unit's CORE domain: its NUMA domain keeps its place,
+   * without units if it held this unit only; the other leaves keep their
+   * tags, so that the tag excluded names no domain */
   c = clone_of(root);
   const char *ex3[] = {leaf_tag[me]};
-  char core_tag[TAG_MAX];
-  snprintf(core_tag, sizeof core_tag, "%s", leaf_tag[me]);
-  *strrchr(core_tag, '.') = '\0';
-  int on_my_core = 0;
+  char numa_tag[TAG_MAX];
+  snprintf(numa_tag, sizeof numa_tag, "%s", leaf_tag[me]);
+  *strrchr(numa_tag, '.') = '\0';
+  int on_my_numa = 0;
   for (int u = 0; u < nunits; u++)
-    on_my_core += node_of(u) == node_of(me) && core_of[u] == core_of[me];
+    on_my_numa += node_of(u) == node_of(me) &&
+                  hw.numa_of[core_of[u]] == hw.numa_of[core_of[me]];
   CHECK_OK(dart_domain_exclude(c, 1, ex3));
   CHECK_SHAPE(c);
   CHECK_EQ(c->num_units, nunits - 1);
-  dart_domain_locality_t *core = FIND(c, core_tag);
-  CHECK(core && core->num_units == on_my_core - 1 &&
-        core->num_domains == on_my_core - 1);
+  dart_domain_locality_t *numa = FIND(c, numa_tag);
+  CHECK(numa && numa->num_units == on_my_numa - 1 &&
+        numa->num_domains == on_my_numa - 1);
+  EXPECT_NOT_FOUND(c, leaf_tag[me]);
+  for (int u = 0; u < nunits; u++) {
+    if (u == me) continue;
+    dart_domain_locality_t *leaf = FIND(c, leaf_tag[u]);
+    CHECK(leaf && leaf->num_units == 1 && leaf->unit_ids[0].id == u);
+  }
   CHECK_OK(dart_domain_destroy(c));
 }
 
@@ -867,7 +948,7 @@ static void test_group(const dart_domain_locality_t *root)
   }
   CHECK_OK(dart_domain_destroy(c));
 
-  /* the cores of the first NUMA domain, within node 0 */
+  /* the CORE domains of the first NUMA domain, within node 0 */
   c = clone_of(root);
   const dart_domain_locality_t *numa = FIND(c, ".0.0.0");
   if (numa != NULL) {
@@ -884,11 +965,14 @@ static void test_group(const dart_domain_locality_t *root)
     CHECK(strcmp(tag, ".0.0.0.0") == 0 && numa->num_domains == 1);
     const dart_domain_locality_t *g = numa->children[0];
     CHECK(g->scope == DART_LOCALITY_SCOPE_GROUP && g->num_domains == nc &&
-          g->num_units == nu && g->num_nodes == 1 && g->node_id == 0 &&
-          strcmp(g->host, host0) == 0 && g->num_cores == nc &&
+          nc == nu && g->num_units == nu && g->num_nodes == 1 &&
+          g->node_id == 0 && strcmp(g->host, host0) == 0 &&
+          g->num_cores == nc &&
           g->shared_mem_bytes == numa->shared_mem_bytes && g->level == 4 &&
           g->children[0]->level == 5 &&
-          g->children[0]->children[0]->level == 6);
+          g->children[0]->scope == DART_LOCALITY_SCOPE_CORE &&
+          strcmp(g->children[0]->domain_tag, ".0.0.0.0.0") == 0 &&
+          g->children[0]->num_domains == 0);
   }
   CHECK_OK(dart_domain_destroy(c));
 }
@@ -898,31 +982,32 @@ static void test_move(const dart_domain_locality_t *root)
   const int last = nunits - 1;
   char *want = fingerprint(root, true);
   dart_domain_locality_t *c = clone_of(root);
+  /* the last unit's leaf to the front of unit 0's NUMA domain */
   dart_domain_locality_t *leaf = FIND(c, leaf_tag[last]);
-  dart_domain_locality_t *core0 = FIND(c, leaf_tag[0]);
-  if (leaf == NULL || core0 == NULL) {
+  dart_domain_locality_t *numa0 = FIND(c, leaf_tag[0]);
+  if (leaf == NULL || numa0 == NULL) {
     free(want);
     return;
   }
-  core0 = core0->parent;
-  dart_domain_locality_t *old_core = leaf->parent;
-  const int old_core_units = old_core->num_units;
-  const int core0_units = core0->num_units;
-  CHECK_OK(dart_domain_move_subdomain(leaf, core0, 0));
+  numa0 = numa0->parent;
+  dart_domain_locality_t *old_numa = leaf->parent;
+  const int old_numa_units = old_numa->num_units;
+  const int numa0_units = numa0->num_units;
+  CHECK_OK(dart_domain_move_subdomain(leaf, numa0, 0));
   CHECK_SHAPE(c);
   CHECK_EQ(c->num_units, nunits);
-  CHECK(leaf->parent == core0 && core0->children[0] == leaf &&
-        leaf->node_id == 0);
+  CHECK(leaf->parent == numa0 && numa0->children[0] == leaf &&
+        leaf->node_id == 0 && leaf->level == 4);
   if (last == 0) {
     char *got = fingerprint(c, true);
     CHECK_SAME_TREE(want, got);
     free(got);
   } else {
     char tag[TAG_MAX];
-    child_tag(tag, core0->domain_tag, 0);
+    child_tag(tag, numa0->domain_tag, 0);
     CHECK(strcmp(leaf->domain_tag, tag) == 0);
-    CHECK_EQ(core0->num_units, core0_units + (old_core == core0 ? 0 : 1));
-    if (old_core != core0) CHECK_EQ(old_core->num_units, old_core_units - 1);
+    CHECK_EQ(numa0->num_units, numa0_units + (old_numa == numa0 ? 0 : 1));
+    if (old_numa != numa0) CHECK_EQ(old_numa->num_units, old_numa_units - 1);
     int n0[MAX_UNITS], k0 = node_units(0, n0);
     CHECK_EQ(c->children[0]->num_units, k0 + (node_of(last) != 0));
   }
@@ -1032,13 +1117,14 @@ static void test_split_scope(const dart_domain_locality_t *root)
                                                                 empty));
     free(out);
   }
-  /* at UNIT scope, one part per unit */
+  /* at CORE scope, one part per unit */
   dart_domain_locality_t *out = calloc((size_t)nunits, sizeof *out);
   dart_domain_locality_t **leaves = NULL;
   int n = 0;
-  CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_UNIT, &n,
+  CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_CORE, &n,
                                      &leaves));
-  CHECK_OK(dart_domain_split_scope(root, DART_LOCALITY_SCOPE_UNIT, nunits,
+  CHECK_EQ(n, nunits);
+  CHECK_OK(dart_domain_split_scope(root, DART_LOCALITY_SCOPE_CORE, nunits,
                                    out));
   for (int p = 0; p < nunits && p < n; p++) {
     CHECK_SHAPE(&out[p]);
@@ -1046,7 +1132,8 @@ static void test_split_scope(const dart_domain_locality_t *root)
           out[p].unit_ids[0].id == leaves[p]->unit_ids[0].id &&
           out[p].num_domains == 1);
     dart_domain_locality_t *leaf = FIND(&out[p], leaves[p]->domain_tag);
-    CHECK(leaf && leaf->parent->num_domains == 1);
+    CHECK(leaf && leaf->parent->num_domains == 1 &&
+          leaf->scope == DART_LOCALITY_SCOPE_CORE);
     CHECK_OK(dart_domain_assign(&out[p], empty));
   }
   free(leaves);
@@ -1170,16 +1257,17 @@ static void test_group_split(const dart_domain_locality_t *root)
     }
     CHECK_OK(dart_group_destroy(&g));
   }
-  /* one group per unit at UNIT scope; one group at GLOBAL scope */
+  /* one group per unit at CORE scope (units sharing a physical core
+   * apart); one group at GLOBAL scope */
   dart_group_t g = group_of(any_unit, 0), out[MAX_UNITS + 1];
   size_t nout = 0;
   CHECK_OK(dart_group_locality_split(g, (dart_domain_locality_t *)root,
-                                     DART_LOCALITY_SCOPE_UNIT,
+                                     DART_LOCALITY_SCOPE_CORE,
                                      (size_t)nunits, &nout, out));
   CHECK_EQ(nout, nunits);
   dart_domain_locality_t **leaves = NULL;
   int n = 0;
-  CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_UNIT, &n,
+  CHECK_OK(dart_domain_scope_domains(root, DART_LOCALITY_SCOPE_CORE, &n,
                                      &leaves));
   for (int p = 0; p < nunits; p++) {
     int u = p < n ? leaves[p]->unit_ids[0].id : -1;
@@ -1323,15 +1411,21 @@ static void test_bad_input(dart_domain_locality_t *root)
   INVAL("dart_domain_assign", dart_domain_assign(c->children[0], c));
   CHECK(out == keep_out);
 
-  /* find */
+  /* find: NULL arguments and malformed tags are bad input (out untouched);
+   * a well-formed tag of no domain is not (out NULL, nothing logged) */
   INVAL("dart_domain_find", dart_domain_find(NULL, ".", &out));
   INVAL("dart_domain_find", dart_domain_find(c, NULL, &out));
   INVAL("dart_domain_find", dart_domain_find(c, ".", NULL));
-  BAD(DART_ERR_NOTFOUND, "dart_domain_find", dart_domain_find(c, ".99", &out));
-  if (num_nodes_all > 1)
-    BAD(DART_ERR_NOTFOUND, "dart_domain_find",
-        dart_domain_find(c->children[0], ".1", &out));
+  INVAL("dart_domain_find", dart_domain_find(c, ".0.x", &out));
   CHECK(out == keep_out);
+  QUIET(DART_ERR_NOTFOUND, dart_domain_find(c, ".99", &out));
+  CHECK(out == NULL);
+  out = keep_out;
+  if (num_nodes_all > 1) {
+    QUIET(DART_ERR_NOTFOUND, dart_domain_find(c->children[0], ".1", &out));
+    CHECK(out == NULL);
+    out = keep_out;
+  }
 
   /* select, exclude, group: counts, tags */
   const char *ok[] = {".0"}, *unknown[] = {".0", ".77"}, *nulltag[] = {NULL},
@@ -1448,11 +1542,14 @@ static void test_bad_input(dart_domain_locality_t *root)
                                        NULL, gout));
   INVAL(gls, dart_group_locality_split(g, c, DART_LOCALITY_SCOPE_NODE, 2,
                                        &nout, NULL));
-  /* a member in no domain at the scope */
+  /* a member in no domain at the scope: outside the domain, or no domain
+   * of the scope at all (UNIT: units are CORE domains) */
   dart_domain_locality_t *leaf0 = FIND(c, leaf_tag[0]);
   if (nunits > 1 && leaf0 != NULL)
-    INVAL(gls, dart_group_locality_split(g, leaf0, DART_LOCALITY_SCOPE_UNIT,
+    INVAL(gls, dart_group_locality_split(g, leaf0, DART_LOCALITY_SCOPE_CORE,
                                          2, &nout, gout));
+  INVAL(gls, dart_group_locality_split(g, c, DART_LOCALITY_SCOPE_UNIT, 2,
+                                       &nout, gout));
   CHECK(nout == 777 && gout[0] == NULL && gout[1] == NULL);
   CHECK_OK(dart_group_destroy(&g));
 
@@ -1584,6 +1681,7 @@ int main(int argc, char **argv)
   check_team_tree(__LINE__, DART_TEAM_ALL, root, all_units, nunits);
   check_records(__LINE__, DART_TEAM_ALL, all_units, nunits);
   test_queries(root);
+  test_unit_domain(root);
   test_clone_assign(root);
   test_select_exclude(root);
   test_group(root);

@@ -3,14 +3,16 @@
  * Hardware locality: the domain hierarchy of a team's units (hwloc
  * underneath) and operations that remodel a copy of it.
  *
- * A team's hierarchy is a tree of dart_domain_locality_t with six levels:
+ * A team's hierarchy is a tree of dart_domain_locality_t with five levels,
+ * as DART-MPI builds it:
  * - 0, DART_LOCALITY_SCOPE_GLOBAL: the root, tag ".";
  * - 1, DART_LOCALITY_SCOPE_NODE: the team's nodes, in the order of their
  *   first unit (emulated nodes of DART_UNITS_PER_NODE units are nodes);
  * - 2, DART_LOCALITY_SCOPE_MODULE: the host, one per node;
  * - 3, DART_LOCALITY_SCOPE_NUMA: hwloc's NUMA nodes, by logical index;
- * - 4, DART_LOCALITY_SCOPE_CORE: hwloc's cores, by logical index;
- * - 5, DART_LOCALITY_SCOPE_UNIT: one leaf per unit, by unit id.
+ * - 4, DART_LOCALITY_SCOPE_CORE: one leaf per unit (the unit's own domain,
+ *   its record's domain_tag), by hwloc's logical index of the unit's core,
+ *   then unit id; units that share a core have a leaf each.
  *
  * Only domains that hold units of the team exist. A domain's tag is its
  * parent's tag followed by its relative index (".0" is the first node,
@@ -29,10 +31,10 @@
  *   index), or -1 where the domain spans several nodes.
  * - \c num_cores: the cores of the hardware a domain stands for (a module's
  *   and its node's: all cores of the host; a NUMA domain's: all cores of the
- *   NUMA node; a core or unit: 1); the sum over the subdomains for GLOBAL
+ *   NUMA node; a core: 1); the sum over the subdomains for GLOBAL
  *   and GROUP domains.
  * - \c shared_mem_bytes: the memory all units of the domain share: the
- *   host's for nodes and modules, the NUMA node's for NUMA, core and unit
+ *   host's for nodes and modules, the NUMA node's for NUMA and core
  *   domains, 0 for a domain that spans several nodes, -1 where unknown;
  *   values above INT_MAX are INT_MAX.
  * - \c is_symmetric: 1 if all subdomains have the same scope, cores and
@@ -152,7 +154,8 @@ dart_ret_t dart_domain_assign(dart_domain_locality_t *domain_lhs,
 /**
  * Points *subdomain_out at the domain with tag \c domain_tag below (or
  * equal to) \c domain_in.
- * \return DART_ERR_NOTFOUND when there is none.
+ * \return DART_ERR_NOTFOUND, with *subdomain_out NULL and nothing logged,
+ * when there is none.
  */
 dart_ret_t dart_domain_find(const dart_domain_locality_t *domain_in,
                             const char *domain_tag,

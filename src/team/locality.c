@@ -873,6 +873,14 @@ out:
  * Building a team's hierarchy
  * ====================================================================== */
 
+/*
+ * A team's hierarchy: GLOBAL -> NODE -> MODULE -> NUMA -> CORE, the CORE
+ * domains being the leaves, one per unit (as in DART-MPI, where every
+ * domain of scope CORE or below stands for exactly one unit): units that
+ * share a physical core (SMT siblings, more units than cores) each have a
+ * CORE domain of their own. Within a NUMA domain they follow their
+ * physical cores, units of one core by unit id.
+ */
 typedef struct {
   int node, numa, core, unit; /* node of the team, NUMA, core, team unit */
 } unit_key_t;
@@ -890,7 +898,7 @@ typedef struct {
   const dart__team_t *team;
   const dart__team__hwrec_t *recs;
   const unit_key_t *keys; /* sorted */
-  domain_t **leaf;        /* team unit -> its UNIT domain */
+  domain_t **leaf;        /* team unit -> its CORE domain */
 } build_t;
 
 static int key_at(const unit_key_t *k, dart_locality_scope_t scope)
@@ -898,8 +906,7 @@ static int key_at(const unit_key_t *k, dart_locality_scope_t scope)
   switch (scope) {
     case DART_LOCALITY_SCOPE_NODE: return k->node;
     case DART_LOCALITY_SCOPE_NUMA: return k->numa;
-    case DART_LOCALITY_SCOPE_CORE: return k->core;
-    case DART_LOCALITY_SCOPE_UNIT: return k->unit;
+    case DART_LOCALITY_SCOPE_CORE: return k->unit; /* one per unit */
     default: return 0; /* one module per node */
   }
 }
@@ -909,8 +916,7 @@ static dart_locality_scope_t scope_below(dart_locality_scope_t scope)
   switch (scope) {
     case DART_LOCALITY_SCOPE_NODE: return DART_LOCALITY_SCOPE_MODULE;
     case DART_LOCALITY_SCOPE_MODULE: return DART_LOCALITY_SCOPE_NUMA;
-    case DART_LOCALITY_SCOPE_NUMA: return DART_LOCALITY_SCOPE_CORE;
-    default: return DART_LOCALITY_SCOPE_UNIT;
+    default: return DART_LOCALITY_SCOPE_CORE;
   }
 }
 
@@ -953,7 +959,7 @@ static dart_ret_t build_domain(const build_t *b, domain_t *d,
   for (int i = lo; i < hi; i++)
     d->unit_ids[i - lo].id = b->team->members[b->keys[i].unit];
   d->num_units = units_normalise(d->unit_ids, hi - lo);
-  if (scope == DART_LOCALITY_SCOPE_UNIT) {
+  if (scope == DART_LOCALITY_SCOPE_CORE) {
     b->leaf[first->unit] = d;
     return DART_OK;
   }
@@ -1168,8 +1174,10 @@ static bool check_scope(const char *func, dart_locality_scope_t scope)
   return false;
 }
 
-/* The domain tagged tag at or below in, or NULL with one log line naming
- * func (*ret: DART_ERR_INVAL for a malformed tag, else NOTFOUND). */
+/* The domain tagged tag at or below in (*ret DART_OK), or NULL: *ret is
+ * DART_ERR_INVAL for a malformed tag (logged, naming func) and
+ * DART_ERR_NOTFOUND for a well-formed one of no domain (not logged: the
+ * caller decides whether that is an error). */
 static domain_t *lookup_tag(const char *func, const domain_t *in,
                             const char *tag, dart_ret_t *ret)
 {
@@ -1180,11 +1188,7 @@ static domain_t *lookup_tag(const char *func, const domain_t *in,
     return NULL;
   }
   domain_t *d = find_tag(in, tag);
-  if (d == NULL) {
-    DART_LOG_ERROR_IN(func, "no domain '%s' at or below '%s'", tag,
-                      in->domain_tag);
-    *ret = DART_ERR_NOTFOUND;
-  }
+  *ret = d != NULL ? DART_OK : DART_ERR_NOTFOUND;
   return d;
 }
 
@@ -1211,6 +1215,9 @@ static dart_ret_t resolve_tags(const char *func, const domain_t *in, int n,
       if (found[i] != NULL)
         DART_LOG_ERROR_IN(func, "domain '%s' is the domain edited, not one "
                           "below it", tags[i]);
+      else if (ret == DART_ERR_NOTFOUND)
+        DART_LOG_ERROR_IN(func, "no domain '%s' at or below '%s'", tags[i],
+                          in->domain_tag);
       free(found);
       /* an unknown tag is bad input to an edit */
       return DART_ERR_INVAL;
@@ -1252,7 +1259,10 @@ dart_ret_t dart_domain_team_locality(dart_team_t team, const char *domain_tag,
   }
   dart_ret_t ret;
   domain_t *d = lookup_tag(__func__, team_locs[team]->root, domain_tag, &ret);
-  if (d == NULL) return ret;
+  if (ret == DART_ERR_NOTFOUND)
+    DART_LOG_ERROR("no domain '%s' in the hierarchy of team %d", domain_tag,
+                   team);
+  if (ret != DART_OK) return ret;
   *team_domain_out = d;
   return DART_OK;
 }
@@ -1333,9 +1343,9 @@ dart_ret_t dart_domain_find(const dart_domain_locality_t *domain_in,
                  (const void *)domain_in, (void *)subdomain_out);
   dart_ret_t ret;
   domain_t *d = lookup_tag(__func__, domain_in, domain_tag, &ret);
-  if (d == NULL) return ret;
-  *subdomain_out = d;
-  return DART_OK;
+  /* not finding a well-formed tag is an answer (NULL), not bad input */
+  if (ret != DART_ERR_INVAL) *subdomain_out = d;
+  return ret;
 }
 
 dart_ret_t dart_domain_select(dart_domain_locality_t *domain_in,
