@@ -107,10 +107,15 @@ static void bad_atomics(int line, dart_gptr_t gx, dart_datatype_t type,
   if (res != 0xABCD) FAIL_AT(line, "an atomic wrote its result");
 }
 
+/* What a handle holds before a failed call, which must leave
+ * DART_HANDLE_NULL there (DASH waits on the handles of failed gets too):
+ * never dereferenced. */
+#define NOT_A_HANDLE ((dart_handle_t)(uintptr_t)0x5eed)
+
 /* Every transfer and gptr function on a gptr that is bad as such. */
 static void bad_gptr_all(int line, dart_gptr_t gx)
 {
-  dart_handle_t h = DART_HANDLE_NULL;
+  dart_handle_t h = NOT_A_HANDLE;
   void *addr = (void *)&addr;
   const dart_gptr_t keep = gx;
   INVAL("dart_put", dart_put(gx, src, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
@@ -122,6 +127,7 @@ static void bad_gptr_all(int line, dart_gptr_t gx)
   INVAL("dart_put_handle",
         dart_put_handle(gx, src, 8, DART_TYPE_BYTE, DART_TYPE_BYTE, &h));
   CHECK(h == DART_HANDLE_NULL);
+  h = NOT_A_HANDLE;
   INVAL("dart_get_handle",
         dart_get_handle(dbuf, gx, 8, DART_TYPE_BYTE, DART_TYPE_BYTE, &h));
   CHECK(h == DART_HANDLE_NULL);
@@ -140,7 +146,7 @@ static void bad_gptr_all(int line, dart_gptr_t gx)
  * not). */
 static void bad_range(int line, dart_gptr_t gx, size_t nelem)
 {
-  dart_handle_t h = DART_HANDLE_NULL;
+  dart_handle_t h = NOT_A_HANDLE;
   INVAL("dart_put", dart_put(gx, src, nelem, DART_TYPE_BYTE, DART_TYPE_BYTE));
   INVAL("dart_get", dart_get(dbuf, gx, nelem, DART_TYPE_BYTE, DART_TYPE_BYTE));
   INVAL("dart_put_blocking",
@@ -150,6 +156,7 @@ static void bad_range(int line, dart_gptr_t gx, size_t nelem)
   INVAL("dart_put_handle", dart_put_handle(gx, src, nelem, DART_TYPE_BYTE,
                                            DART_TYPE_BYTE, &h));
   CHECK(h == DART_HANDLE_NULL);
+  h = NOT_A_HANDLE;
   INVAL("dart_get_handle", dart_get_handle(dbuf, gx, nelem, DART_TYPE_BYTE,
                                            DART_TYPE_BYTE, &h));
   CHECK(h == DART_HANDLE_NULL);

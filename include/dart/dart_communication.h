@@ -200,14 +200,16 @@ dart_ret_t dart_flush_local_all(dart_gptr_t gptr) DART_NOTHROW;
 
 /**
  * Like dart_get, completed through *handle: DART_HANDLE_NULL when the
- * transfer is already complete (own part, shared memory, CMA, nelem 0).
+ * transfer is already complete (own part, shared memory, CMA, nelem 0), and
+ * after a failure (as DART-MPI: waiting on it then waits for nothing).
  */
 dart_ret_t dart_get_handle(void *dest, dart_gptr_t gptr, size_t nelem,
                            dart_datatype_t src_type, dart_datatype_t dst_type,
                            dart_handle_t *handle) DART_NOTHROW;
 /**
  * Like dart_put, completed through *handle: DART_HANDLE_NULL when the
- * transfer is already complete (own part, shared memory, CMA, nelem 0).
+ * transfer is already complete (own part, shared memory, CMA, nelem 0), and
+ * after a failure (as DART-MPI: waiting on it then waits for nothing).
  */
 dart_ret_t dart_put_handle(dart_gptr_t gptr, const void *src, size_t nelem,
                            dart_datatype_t src_type, dart_datatype_t dst_type,

@@ -204,6 +204,9 @@ routed_transfer(const char *func, dart_gptr_t gptr, void *local,
     DART_LOG_ERROR_IN(func, "handle is NULL");
     return DART_ERR_INVAL;
   }
+  /* a failed call leaves a handle that waits for nothing, as DART-MPI's:
+   * DASH waits on the handles of the gets it started, failed ones too */
+  if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   dart_ret_t ret = prepare(func, gptr, local, nelem, local_type, remote_type,
                            is_put, &target, &x);
   if (ret != DART_OK) return ret;
