@@ -22,20 +22,22 @@
  *          exactly
  *
  * Segment ids (segment.c, slots.c): each team has the ids 1..32767 for
- * allocations and -1..-32767 for registrations. Fresh ids come first; once
+ * allocations and -1..-32767 for registrations. With DART_SEGID_REUSE=
+ * latest (the default) the most recently freed id is issued first, fresh
+ * ids when none is freed; with delayed, fresh ids come first and, once
  * every id has been issued, freed ids are issued again, the oldest freed
  * first. A gptr has no room for a generation (the flags belong to the
  * client), so a gptr to a freed segment is rejected (DART_ERR_INVAL)
  * exactly until its id is issued again, and then reaches the new segment.
  * The test predicts every id it is given and checks the rejection at both
  * ends of that window: right after the free and right before the id is
- * issued again (at the wrap: the oldest freed id). Team ids are never
- * reused: each team creation takes the next one.
+ * issued again. Team ids are never reused: each team creation takes the
+ * next one.
  *
  * Arguments: the phases to run (default: all, in the order above).
  * DART_SOAK_SCALE: the fraction of the full counts (1: 10^5 allocations,
  * 10^3 teams, 10^6 operations); unset: the program skips. The ids phase
- * always goes 1000 ids past the wrap. DART_SOAK_SECONDS: each phase's time
+ * always issues 1000 ids more than a table has. DART_SOAK_SECONDS: each phase's time
  * budget (default 20, and 300 at scale 1 or more).
  */
 #define _GNU_SOURCE
@@ -212,6 +214,7 @@ static bool out_of_time(const phase_t *p)
 /* ---- segment ids: the model of one table (slots.c) ---- */
 
 typedef struct {
+  bool latest;     /* DART_SEGID_REUSE=latest: the newest freed id first */
   int fresh;       /* ids 1 .. fresh were issued */
   int head, count; /* freed ids in fifo, oldest first */
   int16_t fifo[SEG_IDS];
@@ -219,21 +222,36 @@ typedef struct {
   long issued, reissued;
 } ids_t;
 
+/* Where the next id comes from: the newest freed, fresh, the oldest
+ * freed, or nothing (-1). */
+enum { FROM_NEWEST, FROM_FRESH, FROM_OLDEST, FROM_NONE };
+static int ids_source(const ids_t *m)
+{
+  if (m->latest && m->count) return FROM_NEWEST;
+  if (m->fresh < SEG_IDS) return FROM_FRESH;
+  return m->count ? FROM_OLDEST : FROM_NONE;
+}
+
 static int ids_next(const ids_t *m)
 {
-  if (m->fresh < SEG_IDS) return m->fresh + 1;
-  return m->count ? m->fifo[m->head] : 0;
+  switch (ids_source(m)) {
+    case FROM_NEWEST: return m->fifo[(m->head + m->count - 1) % SEG_IDS];
+    case FROM_FRESH: return m->fresh + 1;
+    case FROM_OLDEST: return m->fifo[m->head];
+    default: return 0;
+  }
 }
 
 static void ids_issue(ids_t *m)
 {
+  const int from = ids_source(m);
   m->issued++;
-  if (m->fresh < SEG_IDS) {
+  if (from == FROM_FRESH) {
     m->fresh++;
     return;
   }
-  m->freed[m->fifo[m->head]] = 0;
-  m->head = (m->head + 1) % SEG_IDS;
+  m->freed[ids_next(m)] = 0;
+  if (from == FROM_OLDEST) m->head = (m->head + 1) % SEG_IDS;
   m->count--;
   m->reissued++;
 }
@@ -267,6 +285,8 @@ static void ctx_init(team_ctx_t *t, dart_team_t team)
     fprintf(stderr, "[unit %d] out of memory\n", me);
     exit(1);
   }
+  const char *reuse = getenv("DART_SEGID_REUSE");
+  t->alloc->latest = t->reg->latest = !reuse || strcmp(reuse, "delayed") != 0;
 }
 
 static void ctx_fini(team_ctx_t *t)
@@ -711,7 +731,7 @@ static void phase_ids(void)
   char done[300];
   snprintf(done, sizeof done,
            "ids issued on a team of one unit: %ld of %ld allocations (%ld "
-           "again after the wrap), %ld of %ld registrations (%ld again)%s",
+           "of them freed ones again), %ld of %ld registrations (%ld)%s",
            min[0], target, min[2], min[1], target, min[3],
            min[0] < target || min[1] < target ? " (time budget)" : "");
   phase_end(&p, done);
