@@ -232,9 +232,9 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
     /* aligned as prepare checks it: mappings differ by whole pages */
     char *p = e->base + offset;
     if (((uintptr_t)p & (size - 1)) != 0) return false;
+    const uint64_t n = ++e->ops;
     dart__onesided__acc_enqueue(p, value, size, op);
-    dart__onesided__serve_every(++e->ops);
-    *ret = DART_OK;
+    *ret = dart__onesided__served(n);
     return true;
   }
   /* aligned in the owner's process, as prepare checks it */
@@ -250,13 +250,13 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
  * The hot path of a fetching atomic or compare-and-swap (kind): one
  * element on a cached route whose atomics are CPU atomics on memory this
  * process loads and stores, with no accumulate queued (they come first):
- * done right here. False, with nothing done, for anything else, long
- * double included (it changes under a lock word).
+ * done right here (the result in *ret). False, with nothing done, for
+ * anything else, long double included (it changes under a lock word).
  */
 static inline __attribute__((always_inline)) bool
 cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
               const void *compare, void *result, dart_datatype_t type,
-              dart_operation_t op)
+              dart_operation_t op, dart_ret_t *ret)
 {
   if (type <= DART_TYPE_UNDEFINED || type >= DART_TYPE_LAST ||
       type == DART_TYPE_LONG_DOUBLE || value == NULL || result == NULL ||
@@ -272,6 +272,7 @@ cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
     return false;
   char *p = e->base + gptr.addr_or_offs.offset;
   if (((uintptr_t)p & (size - 1)) != 0) return false;
+  const uint64_t n = ++e->ops;
   const dart__atomic_t a = {.kind = kind,
                             .type = type,
                             .size = size,
@@ -282,7 +283,7 @@ cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
                             .result = result,
                             .nelem = 1};
   cpu_element(&a, p, value, result);
-  dart__onesided__serve_every(++e->ops);
+  *ret = dart__onesided__served(n);
   return true;
 }
 
@@ -345,10 +346,11 @@ dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void *value,
                              void *result, dart_datatype_t dtype,
                              dart_operation_t op)
 {
+  dart_ret_t ret;
   if (__builtin_expect(cached_atomic(gptr, DART__ATOMIC_FETCH_OP, value,
-                                     NULL, result, dtype, op),
+                                     NULL, result, dtype, op, &ret),
                        1))
-    return DART_OK;
+    return ret;
   return fetch_and_op_rest(gptr, value, result, dtype, op);
 }
 
@@ -365,9 +367,10 @@ dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void *value,
                                  const void *compare, void *result,
                                  dart_datatype_t dtype)
 {
+  dart_ret_t ret;
   if (__builtin_expect(cached_atomic(gptr, DART__ATOMIC_CAS, value, compare,
-                                     result, dtype, DART_OP_REPLACE),
+                                     result, dtype, DART_OP_REPLACE, &ret),
                        1))
-    return DART_OK;
+    return ret;
   return compare_and_swap_rest(gptr, value, compare, result, dtype);
 }

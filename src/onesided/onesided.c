@@ -140,10 +140,10 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
                     : dart__ucx__get_blocking(e, offset, local, bytes);
     return true;
   }
+  const uint64_t n = ++e->ops;
   copy_now(e->base + gptr.addr_or_offs.offset, local, bytes, is_put, mode,
            handle);
-  dart__onesided__serve_every(++e->ops);
-  *ret = DART_OK;
+  *ret = dart__onesided__served(n);
   return true;
 }
 

@@ -62,15 +62,24 @@ void dart__onesided__wait_turn(unsigned *spins)
   backoff(spins);
 }
 
-void dart__onesided__serve(void)
+/* MPI's progress (MPI_Iprobe) costs ten times UCX's: it comes every
+ * SERVE_MPI_EVERY-th serve, a few microseconds of polling apart */
+#define SERVE_MPI_EVERY 32
+
+dart_ret_t dart__onesided__serve(void)
 {
+  static atomic_uint serves; /* lost counts between threads: harmless */
   dart__ucx__progress();
   dart__gpu__stage_serve();
-  if (atomic_load_explicit(&dart__team__windows, memory_order_relaxed) > 0) {
+  unsigned n = atomic_load_explicit(&serves, memory_order_relaxed) + 1;
+  atomic_store_explicit(&serves, n, memory_order_relaxed);
+  if (n % SERVE_MPI_EVERY == 0 &&
+      atomic_load_explicit(&dart__team__windows, memory_order_relaxed) > 0) {
     int flag;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dart__rt.comm, &flag,
                MPI_STATUS_IGNORE);
   }
+  return DART_OK;
 }
 
 /* Whether waits must poll: MPI's own waits serve MPI's one-sided
