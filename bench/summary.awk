@@ -174,6 +174,10 @@ END {
   nu = distinct(UNITS["gups" SUBSEP "node"], gu)
   for (i = 1; i <= nu; i++)
     target("GUPS, one node, " gu[i] " units, vs shared-window atomics", val("gups", "update", "dart", "node", gu[i], 20), val("gups", "update", "shm_atomic", "node", gu[i], 20), ">=", 0.8)
+  # dart_init as DASH's driver pays it (MPI up), against DART-MPI
+  nu = distinct(UNITS["init" SUBSEP "node"], iu)
+  for (i = 1; i <= nu; i++)
+    target("dart_init with MPI up, " iu[i] " units, vs DART-MPI", val("init", "dart_init", "dart", "node", iu[i], 0), val("init", "dart_init", "dart_mpi", "node", iu[i], 0), "<=", 2)
   # device memory (bench_gpu; only where a CUDA device ran it)
   target("GPU, node, 4 MiB device-to-device put bandwidth vs cudaMemcpy D2D", val("gpu_bandwidth", "put_blocking", "dart_ipc", "node", 2, 4194304), val("gpu_bandwidth", "copy", "copy_d2d", "node", 2, 4194304), ">=", 0.8)
   target("GPU, 4 MiB put: times faster through IPC (node) than host staging (upn1)", val("gpu_latency", "put_blocking", "dart_ipc", "node", 2, 4194304), val("gpu_latency", "put_blocking", "dart_stage", "upn1", 2, 4194304), ">=", 1, 1)
@@ -253,6 +257,11 @@ END {
     for (j = 1; j <= nsz; j++)
       by_units("Jacobi " st[j] "²", "stencil", "jacobi", lay, st[j], "dart|mpi_sendrecv|mpi_rma", 2, "µs")
   }
+  print ""
+  print "### dart_init and dart_exit, MPI initialised by the program"
+  by_units("dart_init", "init", "dart_init", "node", 0, "dart|dart_mpi", 2, "ms, median")
+  by_units("the first dart_init", "init", "dart_init_first", "node", 0, "dart|dart_mpi", 2, "ms")
+  by_units("dart_exit", "init", "dart_exit", "node", 0, "dart|dart_mpi", 2, "ms, median")
   print ""
   print "### Collective allocation (allocate + free)"
   nsz = split("4096 65536 1048576 16777216", st, " ")

@@ -63,23 +63,36 @@ static void choose_mpi_components(bool thread_multiple)
  * serves them with osc/rdma unless pt2pt or ucx is selected, and osc/rdma
  * crashes there. dart_init selects working components before MPI_Init; an
  * application that initialised MPI itself may have left the default. The
- * selection is Open MPI's "osc" control variable.
+ * selection is Open MPI's "osc" parameter: OMPI_MCA_osc where that is set
+ * (it overrides every parameter file, and mpirun's --mca sets it too),
+ * else its control variable through MPI_T. MPI_T_init_thread loads every
+ * component (a fifth of a second), so that is asked once per process: the
+ * selection cannot change while MPI runs.
  */
 static bool mpi_cas_usable(void)
 {
 #ifdef OPEN_MPI
-  int provided, index, count;
+  static int known = -1; /* from an earlier dart_init of this process */
+  if (known >= 0) return known;
   char *value = NULL;
-  MPI_T_cvar_handle handle;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
-    return false;
-  if (MPI_T_cvar_get_index("osc", &index) == MPI_SUCCESS &&
-      MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) == MPI_SUCCESS) {
-    value = calloc((size_t)count + 1, 1);
-    if (value && MPI_T_cvar_read(handle, value) != MPI_SUCCESS) value[0] = 0;
-    MPI_T_cvar_handle_free(&handle);
+  const char *env = getenv("OMPI_MCA_osc");
+  if (env) {
+    value = strdup(env);
+  } else {
+    int provided, index, count;
+    MPI_T_cvar_handle handle;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+      return false;
+    if (MPI_T_cvar_get_index("osc", &index) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) ==
+            MPI_SUCCESS) {
+      value = calloc((size_t)count + 1, 1);
+      if (value && MPI_T_cvar_read(handle, value) != MPI_SUCCESS)
+        value[0] = 0;
+      MPI_T_cvar_handle_free(&handle);
+    }
+    MPI_T_finalize();
   }
-  MPI_T_finalize();
   bool ok = value && value[0] != '^' &&
             (strstr(value, "pt2pt") || strstr(value, "ucx"));
   if (!ok)
@@ -87,6 +100,7 @@ static bool mpi_cas_usable(void)
                   "in MPI_Compare_and_swap: atomics and locks that need MPI "
                   "will fail; set OMPI_MCA_osc=pt2pt,sm before MPI_Init "
                   "(README)", value ? value : "default");
+  if (value) known = ok;
   free(value);
   return ok;
 #else
@@ -103,8 +117,10 @@ static void print_info(void)
          dart__base__config.units_per_node ? " (emulated)" : "");
   dart__base__env_print(stdout);
   printf("transport: %s%s\n", remote,
-         dart__base__config.transport == DART__TRANSPORT_UCX && !ucx
-             ? " (UCX did not start)" : "");
+         dart__base__config.transport != DART__TRANSPORT_UCX || ucx ? ""
+         : dart__rt.num_nodes == 1 && dart__base__config.shm
+             ? " (UCX not started: one node, no remote path)"
+             : " (UCX did not start)");
   printf("paths: own memory self (memcpy)\n");
   if (dart__base__config.shm)
     printf("  node peers' allocations: shm (memcpy through shared windows)\n"
@@ -189,10 +205,15 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
   dart__rt.transport = DART__TRANSPORT_MPI; /* until UCX starts */
   dart__rt.remote_path = DART__PATH_MPI;
-  if ((ret = dart__ucx__init()) != DART_OK) goto fail_teams;
-  if ((ret = dart__team__barrier_ucx_start(
-           "dart_init", dart__team__get(DART_TEAM_ALL))) != DART_OK)
-    goto fail_ucx;
+  /* UCX only where units reach others through the remote path: on one node
+   * they meet in shared memory and through CMA, and starting UCX would
+   * cost more than all the rest of dart_init */
+  if (dart__rt.num_nodes > 1 || !dart__base__config.shm) {
+    if ((ret = dart__ucx__init()) != DART_OK) goto fail_teams;
+    if ((ret = dart__team__barrier_ucx_start(
+             "dart_init", dart__team__get(DART_TEAM_ALL))) != DART_OK)
+      goto fail_ucx;
+  }
   if ((ret = dart__cma__init()) != DART_OK) goto fail_barrier;
   if ((ret = dart__gpu__init()) != DART_OK) goto fail_cma_only;
   dart__rt.initialized = true;
