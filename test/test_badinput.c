@@ -1,5 +1,5 @@
 /*
- * Bad input (DESIGN.md): every bad call to the put/get/flush/handle/gptr/
+ * Bad input (doc/design.md): every bad call to the put/get/flush/handle/gptr/
  * memory functions returns the error code (DART_ERR_INVAL), logs exactly one
  * line naming the function, and changes nothing: destination buffers, target
  * memory, gptr outputs, and live allocations. A freed segment's id is

@@ -11,11 +11,16 @@
  * strided layouts on either side with their gaps, and that atomics on
  * registered memory take the remote transport's atomics (fetch-and-add
  * results, counters), and on grown chunks MPI's. With DART_CMA=0 or
- * DART_SHM=0 the peer-private path is the remote one.
+ * DART_SHM=0 the peer-private path is the remote one. A part its owner
+ * made unreadable fails each transfer variant with one line naming it.
  */
-#include "dart_test.h"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "dart_test_capture.h"
 
 #include <dart/dart_ext.h>
+#include <sys/mman.h>
 
 #define GUARD 61           /* fill after each slot (odd: unaligned slots) */
 #define TARGET_FILL 0xA5   /* untouched bytes of target memory */
@@ -700,6 +705,59 @@ static void registered(void)
   free(buf);
 }
 
+/* ---- a part its owner made unreadable ---- */
+
+/* Each variant of a transfer into a node peer's registered page that its
+ * owner protected fails on the CMA path, in one line naming the variant. */
+static void unreadable(void)
+{
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  char *buf = mmap(NULL, page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (buf == MAP_FAILED) {
+    FAILF("mmap of a page failed");
+    buf = NULL;
+  }
+  dart_gptr_t g = DART_GPTR_NULL;
+  CHECK_OK(dart_team_memregister(DART_TEAM_ALL, buf ? page : 0,
+                                 DART_TYPE_BYTE, buf, &g));
+  int peer = -1;
+  for (int u = 0; u < n && peer < 0; u++)
+    if (u != me && node_of[u] == node_of[me]) peer = u;
+  if (buf) CHECK_EQ(mprotect(buf, page, PROT_NONE), 0);
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  dart_path_t path = DART_PATH_COUNT;
+  if (peer >= 0) {
+    CHECK_OK(dart_gptr_setunit(&g, DART_TEAM_UNIT_ID(peer)));
+    g.addr_or_offs.offset = 0;
+    CHECK_OK(dart_gptr_path(g, &path));
+  }
+  if (path == DART_PATH_CMA) {
+    char local[8] = {0};
+    dart_handle_t h = DART_HANDLE_NULL;
+    capture_init();
+    BAD(DART_ERR_OTHER, " dart_put:",
+        dart_put(g, local, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+    BAD(DART_ERR_OTHER, " dart_get:",
+        dart_get(local, g, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+    BAD(DART_ERR_OTHER, " dart_put_blocking:",
+        dart_put_blocking(g, local, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+    BAD(DART_ERR_OTHER, " dart_get_blocking:",
+        dart_get_blocking(local, g, 8, DART_TYPE_BYTE, DART_TYPE_BYTE));
+    BAD(DART_ERR_OTHER, " dart_put_handle:",
+        dart_put_handle(g, local, 8, DART_TYPE_BYTE, DART_TYPE_BYTE, &h));
+    CHECK(h == DART_HANDLE_NULL);
+    BAD(DART_ERR_OTHER, " dart_get_handle:",
+        dart_get_handle(local, g, 8, DART_TYPE_BYTE, DART_TYPE_BYTE, &h));
+    CHECK(h == DART_HANDLE_NULL);
+    capture_fini();
+  }
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  if (buf) CHECK_EQ(mprotect(buf, page, PROT_READ | PROT_WRITE), 0);
+  CHECK_OK(dart_team_memderegister(g));
+  if (buf) munmap(buf, page);
+}
+
 /* ---- dart_memalloc blocks beyond the initial pool ---- */
 
 static void grown(void)
@@ -797,6 +855,7 @@ int main(int argc, char **argv)
   if (lbuf) {
     registered();
     grown();
+    unreadable();
   } else {
     FAILF("malloc of %zu bytes failed", lbytes);
   }

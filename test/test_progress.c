@@ -1,7 +1,7 @@
 /*
  * Progress: a unit that waits in a collective call still serves the
  * one-sided operations its peers aim at it (under UCX, emulated RMA and
- * atomics advance only while the target drives progress; DESIGN.md,
+ * atomics advance only while the target drives progress; doc/design.md,
  * "Progress"). Unit 0 enters a collective at once while every other unit
  * first does fetch-and-ops, blocking puts and accumulates on unit 0's
  * memory, and joins only when they are complete: if unit 0 served nothing

@@ -22,7 +22,8 @@ extern "C" {
  * For device memory (dart_memkind.h) it is a device address: the own
  * part, or a node peer's part mapped through CUDA IPC.
  * Otherwise *addr is NULL and the result DART_OK. Stores through the address
- * are ordered with other units by dart_barrier or dart_flush (DESIGN.md).
+ * are ordered with other units by dart_barrier or dart_flush (doc/guide.md,
+ * "Completion").
  */
 dart_ret_t dart_gptr_getaddr_shared(dart_gptr_t gptr, void **addr) DART_NOTHROW;
 

@@ -314,7 +314,7 @@ static dart_ret_t fetch_key(const char *func, int unit,
                          .path = DART__PATH_MPI};
   dart__target_t t = {.team = all, .seg = all->segs.pool, .unit = unit,
                       .route = &route, .offset = 0};
-  dart__xfer_t x = {&t, key, byte, byte, entry->key_len};
+  dart__xfer_t x = {&t, key, byte, byte, entry->key_len, func};
   dart_ret_t ret = dart__path_mpi.get(&x, DART__MODE_BLOCKING, NULL);
   void *unpacked;
   return ret == DART_OK
@@ -341,7 +341,7 @@ static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
     const dart__dtype_t *u64 = &dart__globmem__basic_types[DART_TYPE_ULONGLONG];
     const dart__path_ops_t *path = dart__onesided__paths[r0->path];
     dart__target_t t;
-    dart__xfer_t x = {&t, &published, u64, u64, 1};
+    dart__xfer_t x = {&t, &published, u64, u64, 1, func};
     dir_target(unit, offsetof(pool_dir_t, nchunks), sizeof published, &t);
     dart_ret_t ret = path->get(&x, DART__MODE_BLOCKING, NULL);
     if (ret != DART_OK) return ret;

@@ -9,6 +9,7 @@
 #include "gpu/gpu.h"
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
+#include "progress/progress.h"
 #include "team/runtime.h"
 
 #define SEG_ALIGN 64
@@ -102,7 +103,7 @@ static dart_ret_t agree_slot(const char *func, const dart__team_t *team,
   MPI_Request req;
   if (MPI_Iallreduce(MPI_IN_PLACE, mask, words, MPI_UINT64_T, MPI_BAND,
                      team->comm, &req) != MPI_SUCCESS ||
-      dart__onesided__progress_wait(func, 1, &req) != DART_OK) {
+      dart__progress__wait(func, 1, &req) != DART_OK) {
     DART_LOG_ERROR_IN(func, "MPI_Allreduce of the free segment ids failed");
     return DART_ERR_OTHER;
   }
@@ -133,7 +134,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
    * all have arrived (below, MPI calls block without serving them); the
    * same choice on every unit */
   if ((ucx || dart__gpu.staging) && team->size > 1 &&
-      (ret = dart__onesided__progress_barrier(func, team->comm)) != DART_OK)
+      (ret = dart__progress__barrier(func, team->comm)) != DART_OK)
     return ret;
   ret = DART_ERR_NOMEM;
   dart__segment_t *seg = calloc(1, sizeof *seg);
@@ -233,7 +234,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   MPI_Request req;
   if (MPI_Iallgather(mine, PART_FIELDS, MPI_UINT64_T, parts, PART_FIELDS,
                      MPI_UINT64_T, team->comm, &req) != MPI_SUCCESS ||
-      dart__onesided__progress_wait(func, 1, &req) != DART_OK) {
+      dart__progress__wait(func, 1, &req) != DART_OK) {
     DART_LOG_ERROR_IN(func, "MPI_Allgather of the parts failed");
     goto fail;
   }
@@ -311,7 +312,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   /* staged transfers to this segment may come as soon as a peer returns:
    * every unit has it in its table first */
   if (device && seg->remote &&
-      (ret = dart__onesided__progress_barrier(func, team->comm)) != DART_OK) {
+      (ret = dart__progress__barrier(func, team->comm)) != DART_OK) {
     dart__globmem__seg_destroy(seg);
     return ret;
   }
@@ -341,13 +342,13 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
     if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_unmap(seg);
   } else {
     /* and nobody else's */
-    if (dart__onesided__progress_barrier("dart_team_memfree", team->comm) !=
+    if (dart__progress__barrier("dart_team_memfree", team->comm) !=
         DART_OK)
       ret = DART_ERR_OTHER;
     /* every mapping of a device part is closed before its owner frees it */
     if (seg->memkind == DART_MEMKIND_CUDA) {
       dart__gpu__seg_unmap(seg);
-      if (dart__onesided__progress_barrier("dart_team_memfree", team->comm) !=
+      if (dart__progress__barrier("dart_team_memfree", team->comm) !=
           DART_OK)
         ret = DART_ERR_OTHER;
     }
@@ -418,7 +419,7 @@ static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
     DART__MPI_CHECK(MPI_Iallreduce(range, out, 2, MPI_UINT64_T, MPI_MAX,
                                    team->comm, &req));
     /* peers may still target us (UCX, staged device transfers) */
-    if ((ret = dart__onesided__progress_wait(func, 1, &req)) != DART_OK)
+    if ((ret = dart__progress__wait(func, 1, &req)) != DART_OK)
       return ret;
     if (out[0] != (uint64_t)~out[1]) {
       DART_LOG_ERROR_IN(func,

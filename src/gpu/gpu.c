@@ -203,7 +203,8 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
      * synchronises the device) */
     void *host = malloc(bytes);
     if (host == NULL) {
-      DART_LOG_ERROR("out of memory for %zu bytes of staging", bytes);
+      DART_LOG_ERROR_IN(x->func, "out of memory for %zu bytes of staging",
+                        bytes);
       return DART_ERR_NOMEM;
     }
     dart__xfer_t hx = *x;

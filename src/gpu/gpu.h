@@ -133,12 +133,8 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put,
 dart_ret_t dart__gpu__copy_runs(const dart__xfer_t *x, bool is_put,
                                 char *remote, void *stream);
 
-/*
- * Host staging (path_stage.c): serves the staged transfers others aim at
- * this unit; called wherever a unit waits in libdart (and by the progress
- * thread). Returns whether it served one.
- */
-bool dart__gpu__stage_serve(void);
+/* Host staging (path_stage.c), with device parts on other nodes: its
+ * progress source serves the staged transfers others aim at this unit. */
 dart_ret_t dart__gpu__stage_init(void);
 void dart__gpu__stage_fini(void);
 

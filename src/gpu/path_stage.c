@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "progress/progress.h"
 #include "team/runtime.h"
 
 #define CHUNK ((size_t)1 << 20)
@@ -111,6 +112,17 @@ static bool test_all(int n, MPI_Request reqs[])
   return all;
 }
 
+/* Our device parts' staged transfers wait for us to copy them: waiting
+ * inside MPI does not, while such parts live. */
+static unsigned stage_poll(void);
+static bool stage_outside_mpi(void)
+{
+  return atomic_load_explicit(&dart__gpu.staged_segments,
+                              memory_order_relaxed) > 0;
+}
+static const dart__progress_source_t stage_progress = {
+    .name = "stage", .poll = stage_poll, .outside_mpi = stage_outside_mpi};
+
 dart_ret_t dart__gpu__stage_init(void)
 {
   if (!dart__gpu.any_device || dart__rt.num_nodes < 2 ||
@@ -121,11 +133,19 @@ dart_ret_t dart__gpu__stage_init(void)
                 MPI_ANY_SOURCE, TAG_REQUEST, stage.comm, &stage.incoming) !=
       MPI_SUCCESS) {
     DART_LOG_ERROR_IN("dart_init", "MPI_Irecv for staged transfers failed");
-    MPI_Comm_free(&stage.comm);
-    return DART_ERR_OTHER;
+    goto fail_comm;
   }
+  if (dart__progress__add("dart_init", &stage_progress) != DART_OK)
+    goto fail_recv;
   dart__gpu.staging = true;
   return DART_OK;
+
+fail_recv:
+  MPI_Cancel(&stage.incoming);
+  MPI_Wait(&stage.incoming, MPI_STATUS_IGNORE);
+fail_comm:
+  MPI_Comm_free(&stage.comm);
+  return DART_ERR_OTHER;
 }
 
 void dart__gpu__stage_fini(void)
@@ -140,6 +160,7 @@ void dart__gpu__stage_fini(void)
       MPI_Wait(&p->reqs[k], MPI_STATUS_IGNORE);
     pending_free(p);
   }
+  dart__progress__remove(&stage_progress);
   MPI_Cancel(&stage.incoming);
   MPI_Wait(&stage.incoming, MPI_STATUS_IGNORE);
   MPI_Comm_free(&stage.comm);
@@ -292,10 +313,11 @@ static bool advance(pending_t *p)
   return test_all(p->nreqs + 2, p->reqs);
 }
 
-bool dart__gpu__stage_serve(void)
+/* Serves the staged transfers other units aim at our device parts: 1 when
+ * it did something. */
+static unsigned stage_poll(void)
 {
-  if (!dart__gpu.staging || pthread_mutex_trylock(&stage.serve_lock) != 0)
-    return false;
+  if (pthread_mutex_trylock(&stage.serve_lock) != 0) return 0;
   bool served = false;
   int done = 0;
   MPI_Status st;
@@ -334,6 +356,7 @@ typedef struct {
   size_t es;
   int dest; /* global unit */
   dart_ret_t ret;
+  const char *func;
 } origin_t;
 
 /* The origin's pinned buffer of at least bytes (origin lock held). */
@@ -356,7 +379,7 @@ static dart_ret_t origin_buffer(size_t bytes)
  * posted to match the next transfer's messages. */
 static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
 {
-  const char *func = o->is_put ? "dart_put" : "dart_get";
+  const char *func = o->func;
   request_t r = {o->is_put ? OP_PUT : OP_GET, o->t->team->id, o->t->seg->id,
                  0, offset, bytes};
   int n = chunks(bytes), status = DART_ERR_OTHER, trailer = DART_ERR_OTHER;
@@ -396,12 +419,12 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
                     stage.comm, &reqs[k]) != MPI_SUCCESS)
         local_ret = DART_ERR_OTHER;
     }
-    if ((ret = dart__onesided__progress_wait(func, n, reqs)) != DART_OK ||
-        (ret = dart__onesided__progress_wait(func, 2, head)) != DART_OK)
+    if ((ret = dart__progress__wait(func, n, reqs)) != DART_OK ||
+        (ret = dart__progress__wait(func, 2, head)) != DART_OK)
       local_ret = ret;
     ret = local_ret != DART_OK ? local_ret : (dart_ret_t)status;
   } else {
-    if ((ret = dart__onesided__progress_wait(func, 2, head)) != DART_OK ||
+    if ((ret = dart__progress__wait(func, 2, head)) != DART_OK ||
         (ret = (dart_ret_t)status) != DART_OK) {
       free(reqs);
       return ret; /* refused: no chunks follow */
@@ -416,14 +439,14 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
     for (int k = 0; k < n; k++) {
       size_t at = (size_t)k * CHUNK;
       size_t len = chunk_len(bytes, k);
-      if ((ret = dart__onesided__progress_wait(func, 1, &reqs[k])) != DART_OK)
+      if ((ret = dart__progress__wait(func, 1, &reqs[k])) != DART_OK)
         local_ret = ret;
       if (o->local_device && local_ret == DART_OK)
         local_ret = copy_on(local + at, host + at, len, &stage.origin_stream);
     }
     if (o->local_device && local_ret == DART_OK)
       local_ret = dart__gpu.ops->stream_sync(stage.origin_stream);
-    if ((ret = dart__onesided__progress_wait(func, 1, &tail)) != DART_OK)
+    if ((ret = dart__progress__wait(func, 1, &tail)) != DART_OK)
       local_ret = ret;
     ret = local_ret != DART_OK ? local_ret : (dart_ret_t)trailer;
   }
@@ -452,7 +475,8 @@ static dart_ret_t stage_xfer(const dart__xfer_t *x, bool is_put,
                 x->local,
                 x->local_t->elem_size,
                 t->team->members[t->unit],
-                DART_OK};
+                DART_OK,
+                x->func};
   pthread_mutex_lock(&stage.origin_lock);
   if (is_put)
     dart__globmem__dtype_runs(x->remote_t, x->local_t, x->nelem, stage_run,
@@ -462,8 +486,8 @@ static dart_ret_t stage_xfer(const dart__xfer_t *x, bool is_put,
                               &o);
   pthread_mutex_unlock(&stage.origin_lock);
   if (o.ret != DART_OK) {
-    DART_LOG_ERROR_IN(is_put ? "dart_put" : "dart_get",
-                      "the staged transfer with unit %d failed", o.dest);
+    DART_LOG_ERROR_IN(x->func, "the staged transfer with unit %d failed",
+                      o.dest);
     return o.ret;
   }
   if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
@@ -482,8 +506,10 @@ static dart_ret_t stage_get(const dart__xfer_t *x, dart__mode_t mode,
   return stage_xfer(x, false, mode, handle);
 }
 
-static dart_ret_t stage_flush(dart__team_t *team, int unit)
+static dart_ret_t stage_flush(const char *func, dart__team_t *team,
+                            int unit)
 {
+  (void)func;
   (void)team;
   (void)unit;
   return DART_OK;

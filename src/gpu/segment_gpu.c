@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "gpu/gpu.h"
+#include "progress/progress.h"
 #include "team/runtime.h"
 
 typedef struct mapping {
@@ -58,7 +59,7 @@ dart_ret_t dart__gpu__seg_init(const char *func, dart__segment_t *seg,
   if (MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, seg->gpu.exports,
                      sizeof mine, MPI_BYTE, team->comm, &req) !=
           MPI_SUCCESS ||
-      (ret = dart__onesided__progress_wait(func, 1, &req)) != DART_OK) {
+      (ret = dart__progress__wait(func, 1, &req)) != DART_OK) {
     DART_LOG_ERROR_IN(func, "MPI_Allgather of the device exports failed");
     return DART_ERR_OTHER;
   }

@@ -125,7 +125,7 @@ static dart_ret_t wide_atomic(const dart__atomic_t *a)
   unsigned spins = 0;
   dart_ret_t ret;
   while ((ret = lock_word_cas(a, &word, 0, me, &seen)) == DART_OK && seen)
-    dart__onesided__wait_turn(&spins);
+    dart__progress__wait_turn(&spins);
   if (ret != DART_OK) return ret;
 
   const dart__path_ops_t *path = dart__onesided__paths[t->route->path];
@@ -137,7 +137,7 @@ static dart_ret_t wide_atomic(const dart__atomic_t *a)
     dart__target_t at = *t;
     at.offset += first * a->size;
     size_t n = a->nelem - first < WIDE_BLOCK ? a->nelem - first : WIDE_BLOCK;
-    dart__xfer_t x = {&at, old, ld, ld, n};
+    dart__xfer_t x = {&at, old, ld, ld, n, a->func};
     if ((ret = path->get(&x, DART__MODE_BLOCKING, NULL)) != DART_OK) break;
     if (a->op == DART_OP_NO_OP) continue;
     for (size_t i = 0; i < n; i++)
@@ -234,7 +234,7 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
     if (((uintptr_t)p & (size - 1)) != 0) return false;
     const uint64_t n = ++e->ops;
     dart__onesided__acc_enqueue(p, value, size, op);
-    *ret = dart__onesided__served(n);
+    *ret = dart__progress__served(n);
     return true;
   }
   /* aligned in the owner's process, as prepare checks it */
@@ -283,7 +283,7 @@ cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
                             .result = result,
                             .nelem = 1};
   cpu_element(&a, p, value, result);
-  *ret = dart__onesided__served(n);
+  *ret = dart__progress__served(n);
   return true;
 }
 

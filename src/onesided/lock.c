@@ -193,7 +193,7 @@ dart_ret_t dart_lock_acquire(dart_lock_t lock)
     unsigned spins = 0;
     while ((ret = load(word(lock, lock->me, GRANTED), &granted)) == DART_OK &&
            !granted)
-      dart__onesided__wait_turn(&spins);
+      dart__progress__wait_turn(&spins);
     if (ret != DART_OK) return ret;
   }
   lock->held = true;
@@ -244,7 +244,7 @@ dart_ret_t dart_lock_release(dart_lock_t lock)
     unsigned spins = 0;
     while ((ret = load(word(lock, lock->me, NEXT), &next)) == DART_OK &&
            next == NOBODY)
-      dart__onesided__wait_turn(&spins);
+      dart__progress__wait_turn(&spins);
     if (ret != DART_OK) return ret;
   }
   if ((ret = swap(word(lock, next, GRANTED), 1, &old)) != DART_OK) return ret;

@@ -55,6 +55,7 @@ prepare(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   x->target = target;
   x->local = local;
   x->nelem = nelem;
+  x->func = func;
   return DART_OK;
 }
 
@@ -143,7 +144,7 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
   const uint64_t n = ++e->ops;
   copy_now(e->base + gptr.addr_or_offs.offset, local, bytes, is_put, mode,
            handle);
-  *ret = dart__onesided__served(n);
+  *ret = dart__progress__served(n);
   return true;
 }
 
@@ -388,8 +389,8 @@ routed_flush(const char *func, dart_gptr_t gptr, bool all, bool local)
     return ret == DART_OK ? dart__team__flush_window(team) : ret;
   }
   const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
-  return local ? path->flush_local(team, target.unit)
-               : path->flush(team, target.unit);
+  return local ? path->flush_local(func, team, target.unit)
+               : path->flush(func, team, target.unit);
 }
 
 /* Memory this process loads and stores is flushed right here, as the
@@ -492,8 +493,8 @@ static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
     h->event = NULL; /* waited for, or gone with a failure */
     ret = dart__gpu__event_wait(event);
   } else if (team != NULL) {
-    ret = local && h->is_put ? path->flush_local(team, h->unit)
-                             : path->flush(team, h->unit);
+    ret = local && h->is_put ? path->flush_local(func, team, h->unit)
+                             : path->flush(func, team, h->unit);
   }
   if (ret != DART_OK) {
     DART_LOG_ERROR_IN(func, "completing the operation on unit %d failed",

@@ -10,6 +10,7 @@
 #include "base/fence.h"
 #include "globmem/datatype.h"
 #include "globmem/globmem.h"
+#include "progress/progress.h"
 #include "team/runtime.h"
 
 typedef enum {
@@ -25,6 +26,7 @@ typedef struct {
   const dart__dtype_t *local_t;
   const dart__dtype_t *remote_t;
   size_t nelem;
+  const char *func; /* the public function, for errors */
 } dart__xfer_t;
 
 /* Validates a put (is_put) or get of the public functions and resolves
@@ -69,9 +71,10 @@ typedef struct {
                     dart_handle_t *handle);
   dart_ret_t (*get)(const dart__xfer_t *x, dart__mode_t mode,
                     dart_handle_t *handle);
-  /* completion of everything sent to unit of team: remote, local */
-  dart_ret_t (*flush)(dart__team_t *team, int unit);
-  dart_ret_t (*flush_local)(dart__team_t *team, int unit);
+  /* completion of everything sent to unit of team: remote, local (func:
+   * the public function, for errors) */
+  dart_ret_t (*flush)(const char *func, dart__team_t *team, int unit);
+  dart_ret_t (*flush_local)(const char *func, dart__team_t *team, int unit);
   /* complete on return, ordered (seq_cst) with what the caller does next;
    * except accumulates the UCX path starts (dart_communication.h) */
   dart_ret_t (*atomic)(const dart__atomic_t *a);
@@ -91,34 +94,15 @@ static inline void dart__onesided__count_ops(int path, uint64_t n)
       memory_order_relaxed);
 }
 
-/*
- * A unit that polls through DART calls that complete in place (its own
- * memory, node peers', CPU atomics) must still serve the operations its
- * peers aim at it, which may wait for it inside MPI or UCX: every
- * DART__SERVE_EVERY-th such call drives every transport once (one progress
- * call each would cost more than the call itself; counts lost between
- * threads only delay the next one). dart__onesided__serve returns DART_OK,
- * so that the hot paths end in it as a tail call (n: the operation's count,
- * taken before its fence) and save no registers for it.
- */
-#define DART__SERVE_EVERY 32
-dart_ret_t dart__onesided__serve(void) __attribute__((cold, noinline));
-
-static inline __attribute__((always_inline)) dart_ret_t
-dart__onesided__served(uint64_t n)
-{
-  return __builtin_expect(n % DART__SERVE_EVERY != 0, 1)
-             ? DART_OK
-             : dart__onesided__serve();
-}
-
+/* Counts an operation of path that completed in place, which serves the
+ * peers now and then (progress.h). */
 static inline void dart__onesided__count_op(int path)
 {
   uint64_t n = atomic_load_explicit(&dart__onesided__path_ops[path],
                                     memory_order_relaxed) + 1;
   atomic_store_explicit(&dart__onesided__path_ops[path], n,
                         memory_order_relaxed);
-  dart__onesided__served(n);
+  dart__progress__served(n);
 }
 
 /* A non-blocking put by CPU stores left stores the next flush must fence
@@ -166,6 +150,10 @@ extern const dart__path_ops_t dart__path_cma;
 extern const dart__path_ops_t dart__path_ucx;
 #endif
 
+/* The MPI path's progress, from dart_init to dart_exit. */
+dart_ret_t dart__mpi__init(void);
+void dart__mpi__fini(void);
+
 /* A contiguous transfer of at most INT_MAX bytes between local (host
  * memory) and t over the MPI path, without the path table (the public
  * functions' fast path). Failures are logged as func. */
@@ -187,8 +175,6 @@ typedef struct dart__ucx_barrier dart__ucx_barrier_t;
 dart_ret_t dart__ucx__init(void);
 /* Collective at dart_exit, after every segment is gone. */
 void dart__ucx__fini(void);
-/* Drives the worker; the number of events it processed. */
-unsigned dart__ucx__progress(void);
 /* Completes every UCX operation this unit started. */
 dart_ret_t dart__ucx__flush_all(void);
 /* A contiguous transfer of bytes between local (host memory) and t:
@@ -275,7 +261,6 @@ static inline void dart__ucx__barrier_destroy(dart__ucx_barrier_t *b)
 {
   (void)b;
 }
-static inline unsigned dart__ucx__progress(void) { return 0; }
 static inline dart_ret_t dart__ucx__flush_all(void) { return DART_OK; }
 static inline dart_ret_t dart__ucx__contig(const char *func,
                                            const dart__target_t *t,
@@ -403,10 +388,6 @@ static inline void dart__ucx__print_info(FILE *out) { (void)out; }
 static inline bool dart__ucx__cuda_memory(void) { return false; }
 #endif
 
-/* One turn of waiting for another unit (progress.c): serve the operations
- * others aim at us (they may be what we wait for), then back off. */
-void dart__onesided__wait_turn(unsigned *spins);
-
 /*
  * ---- the CMA path (path_cma.c) ----
  * Node peers' memory outside shared windows, by process_vm_readv/writev.
@@ -444,25 +425,6 @@ dart_handle_t dart__onesided__handle_new(dart__team_t *team, int unit,
 void dart__onesided__handle_release(dart_handle_t handle);
 /* False for a handle that was freed (a stale copy). */
 bool dart__onesided__handle_live(dart_handle_t handle);
-
-/*
- * ---- progress ----
- * Waits for n MPI requests while driving every transport's progress: a
- * unit blocked in a plain MPI call would starve UCX operations aimed at it
- * (DESIGN.md, "Progress"). Logs as func when MPI fails.
- */
-dart_ret_t dart__onesided__progress_wait(const char *func, int n,
-                                         MPI_Request reqs[]);
-
-/* A barrier on comm that serves others' operations while it waits: the
- * entry of every collective call that could otherwise block in MPI while
- * its peers still target this unit. */
-dart_ret_t dart__onesided__progress_barrier(const char *func, MPI_Comm comm);
-
-/* The progress thread, when DART_PROGRESS_THREAD asks for one: started at
- * the end of dart_init, stopped first thing in dart_exit. */
-dart_ret_t dart__onesided__progress_start(void);
-void dart__onesided__progress_stop(void);
 
 /* Frees what the handles took (at dart_exit). */
 void dart__onesided__fini(void);

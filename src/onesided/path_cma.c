@@ -34,8 +34,8 @@ bool dart__cma__usable(void) { return cma.usable; }
 
 /* Moves bytes of n pieces between our iov and unit's rem; a call may move
  * less than asked, so it goes on from where the kernel stopped. */
-static dart_ret_t cma_move(bool is_put, int unit, struct iovec *iov,
-                           struct iovec *rem, size_t n)
+static dart_ret_t cma_move(const char *func, bool is_put, int unit,
+                           struct iovec *iov, struct iovec *rem, size_t n)
 {
   size_t first = 0;
   while (first < n) {
@@ -46,8 +46,7 @@ static dart_ret_t cma_move(bool is_put, int unit, struct iovec *iov,
                                               n - first, rem + first,
                                               n - first, 0);
     if (moved <= 0) {
-      DART_LOG_ERROR_IN(is_put ? "dart_put" : "dart_get",
-                        "%s of unit %d's memory failed: %s",
+      DART_LOG_ERROR_IN(func, "%s of unit %d's memory failed: %s",
                         is_put ? "process_vm_writev" : "process_vm_readv",
                         unit, moved < 0 ? strerror(errno) : "nothing moved");
       return DART_ERR_OTHER;
@@ -69,6 +68,7 @@ static dart_ret_t cma_move(bool is_put, int unit, struct iovec *iov,
 }
 
 typedef struct {
+  const char *func;
   bool is_put;
   int unit;
   char *local;
@@ -87,7 +87,8 @@ static int add_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
   b->rem[b->n].iov_base = (void *)(uintptr_t)(b->remote + remote_at * b->es);
   b->iov[b->n].iov_len = b->rem[b->n].iov_len = n * b->es;
   if (++b->n < CMA_IOVS) return 0;
-  int ret = cma_move(b->is_put, b->unit, b->iov, b->rem, b->n) != DART_OK;
+  int ret =
+      cma_move(b->func, b->is_put, b->unit, b->iov, b->rem, b->n) != DART_OK;
   b->n = 0;
   return ret;
 }
@@ -96,7 +97,8 @@ static dart_ret_t cma_xfer(const dart__xfer_t *x, bool is_put,
                            dart__mode_t mode, dart_handle_t *handle)
 {
   const dart__target_t *t = x->target;
-  batch_t b = {.is_put = is_put,
+  batch_t b = {.func = x->func,
+               .is_put = is_put,
                .unit = t->team->members[t->unit],
                .local = x->local,
                .remote = t->route->addr + t->offset,
@@ -106,8 +108,8 @@ static dart_ret_t cma_xfer(const dart__xfer_t *x, bool is_put,
                                                   x->nelem, add_run, &b)
                       : dart__globmem__dtype_runs(x->local_t, x->remote_t,
                                                   x->nelem, add_run, &b);
-  if (failed || (b.n > 0 && cma_move(is_put, b.unit, b.iov, b.rem, b.n) !=
-                                DART_OK))
+  if (failed || (b.n > 0 && cma_move(x->func, is_put, b.unit, b.iov, b.rem,
+                                     b.n) != DART_OK))
     return DART_ERR_OTHER;
   if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   return DART_OK;
@@ -126,8 +128,10 @@ static dart_ret_t cma_get(const dart__xfer_t *x, dart__mode_t mode,
 }
 
 /* The kernel has copied on return; a flush orders it with what follows. */
-static dart_ret_t cma_flush(dart__team_t *team, int unit)
+static dart_ret_t cma_flush(const char *func, dart__team_t *team,
+                            int unit)
 {
+  (void)func;
   (void)team;
   (void)unit;
   dart__base__fence();

@@ -33,11 +33,12 @@ static size_t layout_offset(const dart__dtype_t *t, size_t n)
 
 /* The end of a started transfer to unit of team: complete for a blocking
  * one, else owed to the unit's next flush (and handed out as h). */
-static dart_ret_t finish(dart__team_t *team, int unit, dart__mode_t mode,
-                         dart_handle_t h, dart_handle_t *handle)
+static dart_ret_t finish(const char *func, dart__team_t *team, int unit,
+                         dart__mode_t mode, dart_handle_t h,
+                         dart_handle_t *handle)
 {
   if (mode == DART__MODE_BLOCKING) {
-    DART__MPI_CHECK(MPI_Win_flush(unit, team->win));
+    DART__MPI_CHECK_IN(func, MPI_Win_flush(unit, team->win));
   } else {
     dart__team__mark_dirty(team, unit);
     if (h) *handle = h;
@@ -67,7 +68,7 @@ dart_ret_t dart__mpi__contig(const char *func, const dart__target_t *t,
     if (h) dart__onesided__handle_release(h);
     return DART_ERR_OTHER;
   }
-  return finish(team, t->unit, mode, h, handle);
+  return finish(func, team, t->unit, mode, h, handle);
 }
 
 static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
@@ -106,13 +107,13 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
                      : MPI_Get(local, lcount, ltype, t->unit, at, rcount,
                                rtype, team->win);
     if (ret != MPI_SUCCESS) {
-      DART_LOG_ERROR("MPI_%s to unit %d of team %d failed",
-                     is_put ? "Put" : "Get", t->unit, team->id);
+      DART_LOG_ERROR_IN(x->func, "MPI_%s to unit %d of team %d failed",
+                        is_put ? "Put" : "Get", t->unit, team->id);
       if (h) dart__onesided__handle_release(h);
       return DART_ERR_OTHER;
     }
   }
-  return finish(team, t->unit, mode, h, handle);
+  return finish(x->func, team, t->unit, mode, h, handle);
 }
 
 static dart_ret_t mpi_put(const dart__xfer_t *x, dart__mode_t mode,
@@ -127,10 +128,11 @@ static dart_ret_t mpi_get(const dart__xfer_t *x, dart__mode_t mode,
   return mpi_xfer(x, false, mode, handle);
 }
 
-static dart_ret_t mpi_flush(dart__team_t *team, int unit)
+static dart_ret_t mpi_flush(const char *func, dart__team_t *team,
+                            int unit)
 {
   dart__team__unmark_dirty(team, unit);
-  DART__MPI_CHECK(MPI_Win_flush(unit, team->win));
+  DART__MPI_CHECK_IN(func, MPI_Win_flush(unit, team->win));
   /* direct loads and stores of our own part against others' RMA */
   return dart__team__sync_window(team);
 }
@@ -170,12 +172,13 @@ static dart_ret_t mpi_rmw_block(const dart__atomic_t *a, size_t first,
   uint16_t pending[RMW_BLOCK];
   const char *operands = a->values;
   for (size_t i = 0; i < n; i++) {
-    DART__MPI_CHECK(MPI_Fetch_and_op(NULL, &old[i], type, t->unit,
-                                     disp + (MPI_Aint)(i * a->size),
-                                     MPI_NO_OP, win));
+    DART__MPI_CHECK_IN(a->func,
+                       MPI_Fetch_and_op(NULL, &old[i], type, t->unit,
+                                        disp + (MPI_Aint)(i * a->size),
+                                        MPI_NO_OP, win));
     pending[i] = (uint16_t)i;
   }
-  DART__MPI_CHECK(MPI_Win_flush(t->unit, win));
+  DART__MPI_CHECK_IN(a->func, MPI_Win_flush(t->unit, win));
   size_t npending = a->op == DART_OP_NO_OP ? 0 : n;
   while (npending > 0) {
     size_t nswap = 0;
@@ -186,14 +189,14 @@ static dart_ret_t mpi_rmw_block(const dart__atomic_t *a, size_t first,
       dart__onesided__atomic_apply(a, &old[i], operand, &next[i]);
       /* no change: the read was the operation */
       if (memcmp(&next[i], &old[i], a->size) == 0) continue;
-      DART__MPI_CHECK(MPI_Compare_and_swap(&next[i], &old[i], &seen[i], type,
-                                           t->unit,
-                                           disp + (MPI_Aint)(i * a->size),
-                                           win));
+      DART__MPI_CHECK_IN(
+          a->func, MPI_Compare_and_swap(&next[i], &old[i], &seen[i], type,
+                                        t->unit,
+                                        disp + (MPI_Aint)(i * a->size), win));
       pending[nswap++] = (uint16_t)i;
     }
     if (nswap == 0) break;
-    DART__MPI_CHECK(MPI_Win_flush(t->unit, win));
+    DART__MPI_CHECK_IN(a->func, MPI_Win_flush(t->unit, win));
     npending = 0;
     for (size_t j = 0; j < nswap; j++) {
       size_t i = pending[j];
@@ -217,10 +220,10 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
     return DART_ERR_OTHER;
   }
   if (a->kind == DART__ATOMIC_CAS) {
-    DART__MPI_CHECK(MPI_Compare_and_swap(
+    DART__MPI_CHECK_IN(a->func, MPI_Compare_and_swap(
         a->values, a->compare, a->result, cas_type(a->size), t->unit,
         t->route->disp + (MPI_Aint)t->offset, win));
-    DART__MPI_CHECK(MPI_Win_flush(t->unit, win));
+    DART__MPI_CHECK_IN(a->func, MPI_Win_flush(t->unit, win));
   } else if (a->kind == DART__ATOMIC_FETCH_OP ||
              a->op != DART_OP_NO_OP) {
     for (size_t first = 0; first < a->nelem; first += RMW_BLOCK) {
@@ -236,3 +239,25 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
 
 const dart__path_ops_t dart__path_mpi = {mpi_put, mpi_get, mpi_flush,
                                          mpi_flush, mpi_atomic};
+
+/* MPI's one-sided operations may wait for their target to enter MPI (Open
+ * MPI's osc/pt2pt serves them from its progress engine): where a team has
+ * a dynamic window, a probe lets it in. It costs ten small transfers. */
+static unsigned mpi_poll(void)
+{
+  if (atomic_load_explicit(&dart__team__windows, memory_order_relaxed) > 0) {
+    int flag;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dart__rt.comm, &flag,
+               MPI_STATUS_IGNORE);
+  }
+  return 0;
+}
+static const dart__progress_source_t mpi_progress = {
+    .name = "mpi", .poll = mpi_poll, .costly = true};
+
+dart_ret_t dart__mpi__init(void)
+{
+  return dart__progress__add("dart_init", &mpi_progress);
+}
+
+void dart__mpi__fini(void) { dart__progress__remove(&mpi_progress); }

@@ -41,8 +41,10 @@ static dart_ret_t shm_get(const dart__xfer_t *x, dart__mode_t mode,
   return DART_OK;
 }
 
-static dart_ret_t shm_flush(dart__team_t *team, int unit)
+static dart_ret_t shm_flush(const char *func, dart__team_t *team,
+                            int unit)
 {
+  (void)func;
   (void)team;
   (void)unit;
   dart__onesided__stores_fence();

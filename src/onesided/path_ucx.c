@@ -13,7 +13,7 @@
  * itself; for other memory (MPI's shared windows, user registrations) it
  * emulates RMA and atomics with messages that the target serves in
  * ucp_worker_progress. So every wait here progresses the worker, and waits
- * on MPI go through dart__onesided__progress_wait.
+ * on MPI go through dart__progress__wait.
  *
  * Atomics: UCX has 32- and 64-bit add, swap, compare-and-swap and the
  * bitwise operations. The fetching bitwise ones are wrong on UCX 1.13's
@@ -86,7 +86,7 @@ wait_started(const char *func, const char *what, ucs_status_ptr_t req,
   ucs_status_t status;
   unsigned spins = 0;
   while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS)
-    dart__onesided__wait_turn(&spins);
+    dart__progress__wait_turn(&spins);
   ucp_request_free(req);
   if (status != UCS_OK) return ucx_error(func, what, status, unit);
   return DART_OK;
@@ -101,17 +101,14 @@ static inline dart_ret_t wait_request(const char *func, const char *what,
   return wait_started(func, what, req, unit);
 }
 
-/* A unit that polls through DART with operations that complete in place
- * must still serve the operations its peers aim at it: every SERVE_EVERY-th
- * such operation drives the worker (a progress call in each would cost as
- * much as a put to shared memory; lost counts between threads only delay
- * the next one). */
-#define SERVE_EVERY 32
+/* Operations that complete in place serve the peers now and then, as
+ * those of the other paths do (progress.h). */
 static inline void serve_others(void)
 {
-  unsigned n = atomic_load_explicit(&ucx.since_served, memory_order_relaxed);
-  atomic_store_explicit(&ucx.since_served, n + 1, memory_order_relaxed);
-  if (__builtin_expect(n % SERVE_EVERY == 0, 0)) ucp_worker_progress(ucx.worker);
+  unsigned n =
+      atomic_load_explicit(&ucx.since_served, memory_order_relaxed) + 1;
+  atomic_store_explicit(&ucx.since_served, n, memory_order_relaxed);
+  dart__progress__served(n);
 }
 
 /* A started operation completes on its own: op_done counts it off. A
@@ -176,7 +173,7 @@ static dart_ret_t wait_counted(const char *func)
 {
   unsigned spins = 0;
   while (atomic_load_explicit(&ucx.outstanding, memory_order_acquire) != 0)
-    dart__onesided__wait_turn(&spins);
+    dart__progress__wait_turn(&spins);
   /* read first: an exchange is a locked instruction, a load is not */
   if (__builtin_expect(atomic_load_explicit(&ucx.failure,
                                             memory_order_relaxed) == UCS_OK,
@@ -258,6 +255,7 @@ typedef struct {
   char *local;
   size_t es;
   bool is_put;
+  const char *func;
 } runs_t;
 
 static int start_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
@@ -271,8 +269,7 @@ static int start_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
       c->is_put
           ? ucp_put_nbx(c->r->ep, local, n * c->es, addr, c->r->rkey, &counted)
           : ucp_get_nbx(c->r->ep, local, n * c->es, addr, c->r->rkey, &counted);
-  return count_request(c->is_put ? "dart_put" : "dart_get",
-                       c->is_put ? "ucp_put_nbx" : "ucp_get_nbx", req,
+  return count_request(c->func, c->is_put ? "ucp_put_nbx" : "ucp_get_nbx", req,
                        c->r->unit, !c->is_put) != DART_OK;
 }
 
@@ -489,7 +486,7 @@ dart_ret_t dart__ucx__cached(dart__route_cache_t *e, uint64_t offset,
 static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
                            dart__mode_t mode, dart_handle_t *handle)
 {
-  const char *func = is_put ? "dart_put" : "dart_get";
+  const char *func = x->func;
   const dart__target_t *t = x->target;
   const size_t es = x->local_t->elem_size;
   if (x->local_t->contiguous && x->remote_t->contiguous)
@@ -499,7 +496,7 @@ static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
   dart_handle_t h;
   dart_ret_t ret = begin(func, t, is_put, mode, &r, &h);
   if (ret != DART_OK) return ret;
-  runs_t c = {&r, x->local, es, is_put};
+  runs_t c = {&r, x->local, es, is_put, func};
   ret = is_put ? (dart__globmem__dtype_runs(x->remote_t, x->local_t,
                                             x->nelem, start_run, &c)
                       ? DART_ERR_OTHER : DART_OK)
@@ -532,9 +529,10 @@ static dart_ret_t flush_unit(const char *func, dart__team_t *team, int unit)
   return flush_ep(func, ep, global);
 }
 
-static dart_ret_t ucx_flush(dart__team_t *team, int unit)
+static dart_ret_t ucx_flush(const char *func, dart__team_t *team,
+                            int unit)
 {
-  return flush_unit("dart_flush", team, unit);
+  return flush_unit(func, team, unit);
 }
 
 dart_ret_t dart__ucx__cached_flush(const char *func, dart__route_cache_t *e)
@@ -791,11 +789,12 @@ const dart__path_ops_t dart__path_ucx = {ucx_put, ucx_get, ucx_flush,
 
 /* ---- set-up ---- */
 
-unsigned dart__ucx__progress(void)
-{
-  if (dart__rt.transport != DART__TRANSPORT_UCX) return 0;
-  return ucp_worker_progress(ucx.worker);
-}
+/* Emulated RMA and atomics (shared memory without CMA, TCP) need the
+ * target's worker; waiting inside MPI does not drive it. */
+static unsigned ucx_poll(void) { return ucp_worker_progress(ucx.worker); }
+static bool ucx_outside_mpi(void) { return true; }
+static const dart__progress_source_t ucx_progress = {
+    .name = "ucx", .poll = ucx_poll, .outside_mpi = ucx_outside_mpi};
 
 /* Allgathers a byte string of each unit's: *all gets them one after the
  * other, unit u's from off[u] to off[u + 1] (both malloc'd). */
@@ -816,7 +815,7 @@ static dart_ret_t allgather_bytes(const char *func, MPI_Comm comm, int size,
     DART_LOG_ERROR_IN(func, "MPI_Iallgather of UCX key sizes failed");
     goto fail;
   }
-  if (dart__onesided__progress_wait(func, 1, &req) != DART_OK) goto fail;
+  if (dart__progress__wait(func, 1, &req) != DART_OK) goto fail;
   o[0] = 0;
   for (int u = 0; u < size; u++) {
     if (lens64[u] > INT32_MAX || o[u] > (size_t)INT32_MAX - lens64[u]) {
@@ -836,7 +835,7 @@ static dart_ret_t allgather_bytes(const char *func, MPI_Comm comm, int size,
     DART_LOG_ERROR_IN(func, "MPI_Iallgatherv of UCX keys failed");
     goto fail;
   }
-  if (dart__onesided__progress_wait(func, 1, &req) != DART_OK) goto fail;
+  if (dart__progress__wait(func, 1, &req) != DART_OK) goto fail;
   free(counts);
   free(lens64);
   *all = buf;
@@ -945,7 +944,7 @@ dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg)
   dart_ret_t ret = DART_ERR_OTHER;
   if (MPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, team->comm, &req) !=
           MPI_SUCCESS ||
-      dart__onesided__progress_wait(func, 1, &req) != DART_OK || !all_ok)
+      dart__progress__wait(func, 1, &req) != DART_OK || !all_ok)
     goto fail;
   ret = allgather_bytes(func, team->comm, team->size, packed, packed_len,
                         &seg->ucx.packed, &seg->ucx.packed_off);
@@ -1125,7 +1124,7 @@ dart_ret_t dart__ucx__barrier_create(const char *func, MPI_Comm comm,
     ret = DART_ERR_OTHER;
     goto out;
   }
-  if ((ret = dart__onesided__progress_wait(func, 1, &req)) != DART_OK)
+  if ((ret = dart__progress__wait(func, 1, &req)) != DART_OK)
     goto out;
   if (all_ok) {
     *out = b;
@@ -1157,7 +1156,7 @@ dart_ret_t dart__ucx__barrier(const char *func, dart__ucx_barrier_t *b)
     unsigned spins = 0;
     while (atomic_load_explicit(barrier_flag(b, r), memory_order_acquire) <
            number)
-      dart__onesided__wait_turn(&spins);
+      dart__progress__wait_turn(&spins);
   }
   return DART_OK;
 }
@@ -1228,6 +1227,7 @@ dart_ret_t dart__ucx__init(void)
     ret = DART_ERR_NOMEM;
     goto fail;
   }
+  if ((ret = dart__progress__add(func, &ucx_progress)) != DART_OK) goto fail;
   dart__rt.transport = DART__TRANSPORT_UCX;
   dart__rt.remote_path = DART__PATH_UCX;
   return DART_OK;
@@ -1247,7 +1247,7 @@ void dart__ucx__fini(void)
   /* ours are complete, and nobody still needs us to serve theirs */
   atomic_store(&ucx.dirty, true);
   dart__ucx__flush_all();
-  dart__onesided__progress_barrier("dart_exit", dart__rt.comm);
+  dart__progress__barrier("dart_exit", dart__rt.comm);
   /* closing flushes and waits for the peer: all at once, and we go on
    * serving our peers' closes until everybody is done */
   ucs_status_ptr_t *closing = calloc((size_t)dart__rt.size, sizeof *closing);
@@ -1261,7 +1261,8 @@ void dart__ucx__fini(void)
   for (int u = 0; closing && u < dart__rt.size; u++)
     wait_request("dart_exit", "ucp_ep_close_nbx", closing[u], u);
   free(closing);
-  dart__onesided__progress_barrier("dart_exit", dart__rt.comm);
+  dart__progress__barrier("dart_exit", dart__rt.comm);
+  dart__progress__remove(&ucx_progress);
   release_all();
   dart__rt.transport = DART__TRANSPORT_MPI;
   dart__rt.remote_path = DART__PATH_MPI;

@@ -6,6 +6,7 @@
 
 #include "base/env.h"
 #include "onesided/onesided.h"
+#include "progress/progress.h"
 #include "team/runtime.h"
 #include "team/team.h"
 
@@ -104,7 +105,7 @@ static dart_ret_t meet_across_nodes(const char *func, dart__team_t *team)
 {
   if (team->barrier.ucx != NULL)
     return dart__ucx__barrier(func, team->barrier.ucx);
-  return dart__onesided__progress_barrier(func, across_nodes(team));
+  return dart__progress__barrier(func, across_nodes(team));
 }
 
 void dart__team__barrier_fini(dart__team_t *team)
@@ -128,7 +129,7 @@ dart_ret_t dart__team__barrier(const char *func, dart__team_t *team)
     atomic_fetch_add_explicit(&cells->arrived, 1, memory_order_acq_rel);
     while (atomic_load_explicit(&cells->released, memory_order_acquire) !=
            next)
-      dart__onesided__wait_turn(&spins);
+      dart__progress__wait_turn(&spins);
     b->passed = next;
     /* the leader has logged a failure */
     return atomic_load_explicit(&cells->status, memory_order_relaxed);
@@ -137,7 +138,7 @@ dart_ret_t dart__team__barrier(const char *func, dart__team_t *team)
     const unsigned peers = (unsigned)team->node_size - 1;
     while (atomic_load_explicit(&cells->arrived, memory_order_acquire) !=
            peers)
-      dart__onesided__wait_turn(&spins);
+      dart__progress__wait_turn(&spins);
     /* nobody counts in again before the release below */
     atomic_store_explicit(&cells->arrived, 0, memory_order_relaxed);
   }

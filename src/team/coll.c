@@ -1,7 +1,7 @@
 /*
  * Collectives and two-sided messages: MPI's nonblocking namesakes on the
  * team's communicator, waited for while serving others' one-sided
- * operations (DESIGN.md, "Progress"). Counts may exceed INT_MAX: such
+ * operations (doc/design.md, "Progress"). Counts may exceed INT_MAX: such
  * buffers travel as one element of a derived type built for the call.
  */
 #include <dart/dart_communication.h>
@@ -15,6 +15,7 @@
 #include "globmem/op.h"
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
+#include "progress/progress.h"
 #include "team/runtime.h"
 #include "team/team.h"
 
@@ -122,7 +123,7 @@ static dart_ret_t await(const char *func, dart_ret_t ret, int n,
                         MPI_Request reqs[])
 {
   if (ret != DART_OK) return ret;
-  return dart__onesided__progress_wait(func, n, reqs);
+  return dart__progress__wait(func, n, reqs);
 }
 
 dart_ret_t dart_barrier(dart_team_t teamid)
@@ -485,7 +486,7 @@ dart_ret_t dart_sendrecv(const void *sendbuf, size_t send_nelem,
     if (ret != DART_OK) {
       /* a receive must not outlive the call that posted it */
       MPI_Cancel(&reqs[0]);
-      dart__onesided__progress_wait(func, 1, reqs);
+      dart__progress__wait(func, 1, reqs);
     }
   }
   ret = await(func, ret, 2, reqs);

@@ -11,6 +11,7 @@
 #include "gpu/gpu.h"
 #include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
+#include "progress/progress.h"
 #include "team/runtime.h"
 #include "team/team.h"
 
@@ -203,13 +204,14 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   if ((ret = dart__globmem__dtype_init()) != DART_OK) goto fail_comm;
   if ((ret = dart__globmem__op_init()) != DART_OK) goto fail_dtype;
   if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
+  if ((ret = dart__mpi__init()) != DART_OK) goto fail_teams;
   dart__rt.transport = DART__TRANSPORT_MPI; /* until UCX starts */
   dart__rt.remote_path = DART__PATH_MPI;
   /* UCX only where units reach others through the remote path: on one node
    * they meet in shared memory and through CMA, and starting UCX would
    * cost more than all the rest of dart_init */
   if (dart__rt.num_nodes > 1 || !dart__base__config.shm) {
-    if ((ret = dart__ucx__init()) != DART_OK) goto fail_teams;
+    if ((ret = dart__ucx__init()) != DART_OK) goto fail_mpi;
     if ((ret = dart__team__barrier_ucx_start(
              "dart_init", dart__team__get(DART_TEAM_ALL))) != DART_OK)
       goto fail_ucx;
@@ -218,7 +220,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   if ((ret = dart__gpu__init()) != DART_OK) goto fail_cma_only;
   dart__rt.initialized = true;
   if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_cma;
-  if ((ret = dart__onesided__progress_start()) != DART_OK) goto fail_pool;
+  if ((ret = dart__progress__start()) != DART_OK) goto fail_pool;
   if (dart__base__config.info && dart__rt.myid == 0) print_info();
   return DART_OK;
 
@@ -233,6 +235,8 @@ fail_barrier:
   dart__team__barrier_ucx_stop(dart__team__get(DART_TEAM_ALL));
 fail_ucx:
   dart__ucx__fini();
+fail_mpi:
+  dart__mpi__fini();
 fail_teams:
   dart__team__fini_all();
 fail_op:
@@ -272,7 +276,7 @@ dart_ret_t dart_exit(void)
 {
   DART__CHECK_INIT();
   dart__onesided__acc_complete();
-  dart__onesided__progress_stop();
+  dart__progress__stop();
   dart__onesided__fini();
   dart__onesided__locks_retire(DART_TEAM_NULL);
   dart__globmem__allocators_fini();
@@ -280,6 +284,7 @@ dart_ret_t dart_exit(void)
   dart__gpu__fini();
   dart__cma__fini();
   dart__ucx__fini();
+  dart__mpi__fini();
   dart__globmem__op_fini();
   dart__globmem__dtype_fini();
   MPI_Comm_free(&dart__rt.comm);

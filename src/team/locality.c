@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "base/env.h"
-#include "onesided/onesided.h"
+#include "progress/progress.h"
 #include "team/group.h"
 #include "team/runtime.h"
 
@@ -1121,7 +1121,7 @@ dart_ret_t dart__team__locality_build(dart__team_t *team, const char *func)
     DART_LOG_ERROR_IN(func, "MPI_Iallgather of the hardware records failed");
     goto out;
   }
-  if ((ret = dart__onesided__progress_wait(func, 1, &req)) != DART_OK)
+  if ((ret = dart__progress__wait(func, 1, &req)) != DART_OK)
     goto out;
   /* this unit's own failure was logged where it happened */
   ret = mine_ret;

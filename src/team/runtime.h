@@ -36,17 +36,18 @@ extern dart__runtime_t dart__rt;
   } while (0)
 #define DART__CHECK_INIT() DART__CHECK_INIT_IN(__func__)
 
-/* Maps an MPI error to DART_ERR_OTHER with one log line. */
-#define DART__MPI_CHECK(call)                                          \
+/* Maps an MPI error to DART_ERR_OTHER with one log line, as func. */
+#define DART__MPI_CHECK_IN(func, call)                                 \
   do {                                                                 \
     int mpi_ret_ = (call);                                             \
     if (__builtin_expect(mpi_ret_ != MPI_SUCCESS, 0)) {                \
       char mpi_msg_[MPI_MAX_ERROR_STRING];                             \
       int mpi_len_ = 0;                                                \
       MPI_Error_string(mpi_ret_, mpi_msg_, &mpi_len_);                 \
-      DART_LOG_ERROR("%s failed: %s", #call, mpi_msg_);                \
+      DART_LOG_ERROR_IN(func, "%s failed: %s", #call, mpi_msg_);       \
       return DART_ERR_OTHER;                                           \
     }                                                                  \
   } while (0)
+#define DART__MPI_CHECK(call) DART__MPI_CHECK_IN(__func__, call)
 
 #endif

@@ -10,6 +10,7 @@
 #include "base/env.h"
 #include "base/fence.h"
 #include "onesided/onesided.h"
+#include "progress/progress.h"
 #include "team/group.h"
 #include "team/locality.h"
 #include "team/runtime.h"
@@ -314,7 +315,7 @@ dart_ret_t dart_team_create(dart_team_t teamid, const dart_group_t group,
   MPI_Request req;
   DART__MPI_CHECK(MPI_Iallreduce(&next_team_id, &id, 1, MPI_INT, MPI_MAX,
                                  parent->comm, &req));
-  if (dart__onesided__progress_wait(__func__, 1, &req) != DART_OK)
+  if (dart__progress__wait(__func__, 1, &req) != DART_OK)
     return DART_ERR_OTHER;
   if (id >= DART__MAX_TEAMS) {
     DART_LOG_ERROR("all %d team ids have been used", DART__MAX_TEAMS);

@@ -8,7 +8,7 @@
  * which calls are valid and which bytes a valid call may change; after each
  * call every byte of every allocation and guard zone that the caller can
  * read is compared with its shadow copy, and the return code and the error
- * log line (DESIGN.md, "Bad input") with the model. Any difference aborts,
+ * log line (doc/design.md, "Bad input and errors") with the model. Any difference aborts,
  * which libFuzzer reports as a crash.
  *
  * With 2 units, unit 0 fuzzes and unit 1 serves the remote paths from a
