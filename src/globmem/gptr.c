@@ -30,7 +30,7 @@ void dart__globmem__route_fill(dart_gptr_t gptr, const dart__target_t *target)
                              .route = r,
                              .path = (int8_t)r->path,
                              .atomics = (int8_t)r->atomics,
-                             .copy = r->path <= DART__PATH_SHM &&
+                             .copy = dart__path_load_store(r->path) &&
                                      dart__gpu.ops == NULL,
                              .unit = gptr.unitid};
 }
@@ -116,7 +116,7 @@ dart_ret_t dart_gptr_getaddr_shared(dart_gptr_t gptr, void **addr)
   if (ret != DART_OK) return ret;
   int path = target.route->path;
   char *base = NULL;
-  if (path == DART__PATH_SELF || path == DART__PATH_SHM)
+  if (dart__path_load_store(path))
     base = target.route->base;
   else if (path == DART__PATH_IPC && /* a device address, mapped now */
            (ret = dart__gpu__seg_part(target.seg, target.unit, &base)) !=
@@ -206,7 +206,7 @@ static dart_ret_t gptr_path(const char *func, dart_gptr_t gptr, bool atomics,
   if (ret != DART_OK) return ret;
   const dart__route_t *r = target.route;
   bool cpu_atomics =
-      r->atomics == DART__PATH_SHM || r->atomics == DART__PATH_SELF;
+      dart__path_load_store(r->atomics);
   *path = (dart_path_t)(atomics && !cpu_atomics ? r->atomics : r->path);
   return DART_OK;
 }

@@ -332,7 +332,7 @@ static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
   uint64_t published;
   dir_entry_t entry;
   size_t at = offsetof(pool_dir_t, chunk) + (c - 1) * sizeof entry;
-  if (r0->path == DART__PATH_SHM) {
+  if (dart__path_load_store(r0->path)) {
     pool_dir_t *dir = (pool_dir_t *)(r0->base - DART__POOL_HEADER);
     published = atomic_load_explicit(&dir->nchunks, memory_order_acquire);
     memcpy(&entry, (const char *)dir + at, sizeof entry);

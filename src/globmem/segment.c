@@ -22,6 +22,16 @@
 enum { PART_SIZE, PART_DISP, PART_ADDR, PART_NEXT, PART_FRESH, PART_FIELDS };
 #define NO_SLOT UINT64_MAX
 
+const dart__path_props_t dart__path_props[DART_PATH_COUNT] = {
+    [DART__PATH_SELF] = {.load_store = true, .mapped = true},
+    [DART__PATH_SHM] = {.load_store = true, .mapped = true},
+    [DART__PATH_MPI] = {0},
+    [DART__PATH_UCX] = {0},
+    [DART__PATH_CMA] = {0},
+    [DART__PATH_IPC] = {.mapped = true, .device = true},
+    [DART__PATH_STAGE] = {.device = true},
+};
+
 void dart__globmem__segtab_init(dart__segtab_t *tab)
 {
   const dart__slots_reuse_t reuse = dart__base__config.segid_reuse;

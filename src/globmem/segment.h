@@ -30,6 +30,22 @@ enum {
   DART__PATH_STAGE = 6 /* device memory on another node, host staging */
 };
 
+/* What the runtime asks of a path, by its value (segment.c): code asks
+ * these, never the order of the values. */
+typedef struct {
+  bool load_store; /* this process loads and stores the host memory itself,
+                    * and its atomics are CPU atomics (self, shm) */
+  bool mapped;     /* in this process's address space, host or device (self,
+                    * shm, ipc) */
+  bool device;     /* device memory (ipc, stage) */
+} dart__path_props_t;
+extern const dart__path_props_t dart__path_props[];
+
+static inline bool dart__path_load_store(int path)
+{
+  return dart__path_props[path].load_store;
+}
+
 typedef struct {
   char *base;    /* load/store address (SELF, SHM) */
   uint64_t addr; /* the part's address in its owner's process (UCX, CMA) */

@@ -191,7 +191,7 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
   void *stream;
   dart_ret_t ret = dart__gpu__stream(t->team->members[t->unit], &stream);
   if (ret != DART_OK) return ret;
-  if (path == DART__PATH_SELF || path == DART__PATH_SHM) {
+  if (dart__path_load_store(path)) {
     /* host memory we map: the device copies straight to or from it */
     ret = dart__gpu__copy_runs(x, is_put, t->route->base + t->offset, stream);
     if (ret == DART_OK) ret = ops->stream_sync(stream);
@@ -333,8 +333,7 @@ static dart_ret_t stream_xfer(const char *func, dart_gptr_t gptr, void *local,
   }
   const dart__route_t *r = target.route;
   char *remote = r->base;
-  if (r->path != DART__PATH_SELF && r->path != DART__PATH_SHM &&
-      r->path != DART__PATH_IPC) {
+  if (!dart__path_props[r->path].mapped) {
     DART_LOG_ERROR_IN(func, "unit %d of team %d is reached by path %s: "
                             "streams reach the caller's own and node "
                             "peers' memory only",

@@ -160,8 +160,7 @@ queue_accumulate(const dart__target_t *target, const dart__dtype_t *t,
                  const void *value, size_t nelem, dart_operation_t op)
 {
   const dart__route_t *r = target->route;
-  if (nelem != 1 ||
-      (r->atomics != DART__PATH_SHM && r->atomics != DART__PATH_SELF) ||
+  if (nelem != 1 || !dart__path_load_store(r->atomics) ||
       !dart__onesided__acc_queueable(t, op))
     return false;
   dart__onesided__count_op(r->path);
@@ -188,7 +187,7 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
   int path = r->atomics;
   /* sees this unit's queued accumulates, as MPI orders accumulates */
   dart__onesided__acc_complete();
-  bool cpu = path == DART__PATH_SHM || path == DART__PATH_SELF;
+  bool cpu = dart__path_load_store(path);
   dart__onesided__count_op(cpu ? r->path : path);
   dart__atomic_t a = {.func = func,
                       .target = &target,
@@ -228,7 +227,7 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, size);
   if (__builtin_expect(e == NULL, 0)) return false;
   uint64_t offset = gptr.addr_or_offs.offset;
-  if (__builtin_expect(e->atomics <= DART__PATH_SHM, 1)) {
+  if (__builtin_expect(dart__path_load_store(e->atomics), 1)) {
     /* aligned as prepare checks it: mappings differ by whole pages */
     char *p = e->base + offset;
     if (((uintptr_t)p & (size - 1)) != 0) return false;
@@ -266,7 +265,7 @@ cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
   if (kind == DART__ATOMIC_CAS ? !t->integral : !op_valid(op, t)) return false;
   size_t size = dart__globmem__basic_size[type];
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, size);
-  if (__builtin_expect(e == NULL || e->atomics > DART__PATH_SHM ||
+  if (__builtin_expect(e == NULL || !dart__path_load_store(e->atomics) ||
                            dart__onesided__acc_queued != 0,
                        0))
     return false;

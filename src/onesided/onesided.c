@@ -171,7 +171,7 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   dart__target_t target;
   if (!dart__globmem__route_at(gptr, bytes, &target)) return false;
   const int path = target.route->path;
-  if (path > DART__PATH_SHM && path != DART__PATH_UCX &&
+  if (!dart__path_load_store(path) && path != DART__PATH_UCX &&
       (path != DART__PATH_MPI || bytes > INT_MAX))
     return false;
   dart__onesided__count_op(path);
@@ -219,7 +219,7 @@ routed_transfer(const char *func, dart_gptr_t gptr, void *local,
   dart__onesided__count_op(path);
   /* device memory on the local side of a host path: through the host,
    * unless UCX moves it itself */
-  if (path < DART__PATH_IPC && dart__gpu__is_device(local)) {
+  if (!dart__path_props[path].device && dart__gpu__is_device(local)) {
     if (path != DART__PATH_UCX || !dart__gpu.ucx_direct)
       return dart__gpu__local_xfer(&x, is_put, path, mode, handle);
     x.local = dart__gpu.ops->ucx_addr(local);
@@ -407,7 +407,7 @@ flush_rest(const char *func, dart_gptr_t gptr, bool local)
 {
   dart__target_t target;
   if (dart__rt.initialized && dart__globmem__route_at(gptr, 0, &target) &&
-      target.route->path <= DART__PATH_SHM) {
+      dart__path_load_store(target.route->path)) {
     flush_now();
     return DART_OK;
   }
@@ -432,7 +432,7 @@ static inline __attribute__((always_inline)) dart_ret_t
 flush_one(const char *func, dart_gptr_t gptr, bool local)
 {
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, 0);
-  if (__builtin_expect(e == NULL || e->path > DART__PATH_SHM, 0)) {
+  if (__builtin_expect(e == NULL || !dart__path_load_store(e->path), 0)) {
     if (e != NULL && e->path == DART__PATH_UCX &&
         dart__onesided__acc_queued == 0)
       return dart__ucx__cached_flush(func, e);
