@@ -117,7 +117,8 @@ static void test_contiguous(void)
   int round = 0;
   for (size_t s = 0; s < NSIZES; s++) {
     for (int dev = 0; dev < 2; dev++) {
-      for (int mode = 0; mode < 3; mode++, round++) {
+      /* blocking, flushed, handle, completed by the barrier alone */
+      for (int mode = 0; mode < 4; mode++, round++) {
         size_t size = sizes[s];
         for (size_t i = 0; i < size; i++) src_host[i] = pattern(me, round, i);
         const void *src = src_host;
@@ -133,11 +134,13 @@ static void test_contiguous(void)
         } else if (mode == 1) {
           CHECK_OK(dart_put(slot, src, size, DART_TYPE_BYTE, DART_TYPE_BYTE));
           CHECK_OK(dart_flush(slot));
-        } else {
+        } else if (mode == 2) {
           CHECK_OK(dart_put_handle(slot, src, size, DART_TYPE_BYTE,
                                    DART_TYPE_BYTE, &h));
           CHECK_OK(dart_wait(&h));
           CHECK(h == DART_HANDLE_NULL);
+        } else {
+          CHECK_OK(dart_put(slot, src, size, DART_TYPE_BYTE, DART_TYPE_BYTE));
         }
         CHECK_OK(dart_barrier(DART_TEAM_ALL));
         to_host(host, mine, part_bytes);
@@ -150,10 +153,13 @@ static void test_contiguous(void)
         } else if (mode == 1) {
           CHECK_OK(dart_get(dst, slot, size, DART_TYPE_BYTE, DART_TYPE_BYTE));
           CHECK_OK(dart_flush_local(slot));
-        } else {
+        } else if (mode == 2) {
           CHECK_OK(dart_get_handle(dst, slot, size, DART_TYPE_BYTE,
                                    DART_TYPE_BYTE, &h));
           CHECK_OK(dart_wait_local(&h));
+        } else {
+          CHECK_OK(dart_get(dst, slot, size, DART_TYPE_BYTE, DART_TYPE_BYTE));
+          CHECK_OK(dart_barrier(DART_TEAM_ALL));
         }
         if (dev) to_host(back, src_dev, size);
         int bad = 0;

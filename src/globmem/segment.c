@@ -341,10 +341,11 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
   dart_ret_t ret = DART_OK;
   /* our own operations on the window are complete */
   dart__onesided__acc_complete();
-  if (team->win != MPI_WIN_NULL && dart__team__flush_window(team) != DART_OK)
+  if (dart__onesided__flush_all(seg->kind == DART__SEG_REGISTER
+                                    ? "dart_team_memderegister"
+                                    : "dart_team_memfree",
+                                team) != DART_OK)
     ret = DART_ERR_OTHER;
-  if (dart__ucx__flush_all() != DART_OK) ret = DART_ERR_OTHER;
-  if (dart__gpu__flush_all() != DART_OK) ret = DART_ERR_OTHER;
   if (seg->kind == DART__SEG_REGISTER) {
     /* a unit deregisters its part on its own, as DART-MPI's
      * MPI_Win_detach: the memory is the caller's, and its peers are done

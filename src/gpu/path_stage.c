@@ -525,5 +525,9 @@ static dart_ret_t stage_atomic(const dart__atomic_t *a)
   return DART_ERR_INVAL;
 }
 
-const dart__path_ops_t dart__path_stage = {stage_put, stage_get, stage_flush,
-                                           stage_flush, stage_atomic};
+/* complete on return: no flush_all */
+const dart__path_ops_t dart__path_stage = {.put = stage_put,
+                                           .get = stage_get,
+                                           .flush = stage_flush,
+                                           .flush_local = stage_flush,
+                                           .atomic = stage_atomic};

@@ -30,6 +30,18 @@ const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT] = {
 
 _Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
 
+dart_ret_t dart__onesided__flush_all(const char *func, dart__team_t *team)
+{
+  dart_ret_t first = DART_OK;
+  for (int p = 0; p < DART_PATH_COUNT; p++) {
+    const dart__path_ops_t *path = dart__onesided__paths[p];
+    if (path == NULL || path->flush_all == NULL) continue;
+    dart_ret_t ret = path->flush_all(func, team);
+    if (first == DART_OK) first = ret;
+  }
+  return first;
+}
+
 /* Validates a transfer and resolves its target. */
 static inline __attribute__((always_inline)) dart_ret_t
 prepare(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
@@ -384,9 +396,7 @@ routed_flush(const char *func, dart_gptr_t gptr, bool all, bool local)
   dart__team_t *team = target.team;
   if (all) {
     dart__base__fence();
-    ret = dart__ucx__flush_all();
-    if (ret == DART_OK) ret = dart__gpu__flush_all();
-    return ret == DART_OK ? dart__team__flush_window(team) : ret;
+    return dart__onesided__flush_all(func, team);
   }
   const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
   return local ? path->flush_local(func, team, target.unit)

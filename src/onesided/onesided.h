@@ -75,6 +75,10 @@ typedef struct {
    * the public function, for errors) */
   dart_ret_t (*flush)(const char *func, dart__team_t *team, int unit);
   dart_ret_t (*flush_local)(const char *func, dart__team_t *team, int unit);
+  /* completion of everything this unit started on the path towards the
+   * units of team (NULL: of every team); NULL where every operation is
+   * complete on return */
+  dart_ret_t (*flush_all)(const char *func, dart__team_t *team);
   /* complete on return, ordered (seq_cst) with what the caller does next;
    * except accumulates the UCX path starts (dart_communication.h) */
   dart_ret_t (*atomic)(const dart__atomic_t *a);
@@ -83,6 +87,11 @@ typedef struct {
 /* The paths by route (dart_path_t), and operations counted per path
  * (statistics: relaxed, without a locked read-modify-write). */
 extern const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT];
+
+/* Every path's flush_all: what dart_flush_all, dart_barrier (team NULL)
+ * and a segment's end complete. Returns the first failure, after trying
+ * every path. */
+dart_ret_t dart__onesided__flush_all(const char *func, dart__team_t *team);
 extern _Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
 
 static inline void dart__onesided__count_ops(int path, uint64_t n)
@@ -175,8 +184,6 @@ typedef struct dart__ucx_barrier dart__ucx_barrier_t;
 dart_ret_t dart__ucx__init(void);
 /* Collective at dart_exit, after every segment is gone. */
 void dart__ucx__fini(void);
-/* Completes every UCX operation this unit started. */
-dart_ret_t dart__ucx__flush_all(void);
 /* A contiguous transfer of bytes between local (host memory) and t:
  * the UCX path without the path table (the public functions' fast
  * path; ucx_xfer's contiguous case). Failures are logged as func. */
@@ -261,7 +268,6 @@ static inline void dart__ucx__barrier_destroy(dart__ucx_barrier_t *b)
 {
   (void)b;
 }
-static inline dart_ret_t dart__ucx__flush_all(void) { return DART_OK; }
 static inline dart_ret_t dart__ucx__contig(const char *func,
                                            const dart__target_t *t,
                                            void *local, size_t bytes,

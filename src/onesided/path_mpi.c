@@ -237,8 +237,18 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
   return dart__team__sync_window(t->team);
 }
 
-const dart__path_ops_t dart__path_mpi = {mpi_put, mpi_get, mpi_flush,
-                                         mpi_flush, mpi_atomic};
+static dart_ret_t mpi_flush_all(const char *func, dart__team_t *team)
+{
+  (void)func; /* dart__team__flush_window logs its failures */
+  return team ? dart__team__flush_window(team) : dart__team__flush_windows();
+}
+
+const dart__path_ops_t dart__path_mpi = {.put = mpi_put,
+                                         .get = mpi_get,
+                                         .flush = mpi_flush,
+                                         .flush_local = mpi_flush,
+                                         .flush_all = mpi_flush_all,
+                                         .atomic = mpi_atomic};
 
 /* MPI's one-sided operations may wait for their target to enter MPI (Open
  * MPI's osc/pt2pt serves them from its progress engine): where a team has

@@ -163,7 +163,24 @@ void dart__onesided__cpu_atomic(const dart__atomic_t *a, char *p)
   cpu_atomic(a, p);
 }
 
-const dart__path_ops_t dart__path_self = {shm_put, shm_get, shm_flush,
-                                          shm_flush, shm_atomic};
-const dart__path_ops_t dart__path_shm = {shm_put, shm_get, shm_flush,
-                                         shm_flush, shm_atomic};
+/* The puts by CPU stores of every thread: one flag for self and shm. */
+static dart_ret_t shm_flush_all(const char *func, dart__team_t *team)
+{
+  (void)func;
+  (void)team;
+  dart__onesided__stores_fence();
+  return DART_OK;
+}
+
+const dart__path_ops_t dart__path_self = {.put = shm_put,
+                                          .get = shm_get,
+                                          .flush = shm_flush,
+                                          .flush_local = shm_flush,
+                                          .flush_all = shm_flush_all,
+                                          .atomic = shm_atomic};
+const dart__path_ops_t dart__path_shm = {.put = shm_put,
+                                         .get = shm_get,
+                                         .flush = shm_flush,
+                                         .flush_local = shm_flush,
+                                         .flush_all = shm_flush_all,
+                                         .atomic = shm_atomic};

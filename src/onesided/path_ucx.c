@@ -553,8 +553,10 @@ static dart_ret_t complete_all(const char *func)
   return ret;
 }
 
-dart_ret_t dart__ucx__flush_all(void)
+/* One worker for all teams: everything this unit started. */
+static dart_ret_t ucx_flush_all(const char *func, dart__team_t *team)
 {
+  (void)team;
   if (dart__rt.transport != DART__TRANSPORT_UCX ||
       (may_skip() && !atomic_load_explicit(&ucx.dirty, memory_order_relaxed)))
     return DART_OK;
@@ -564,7 +566,7 @@ dart_ret_t dart__ucx__flush_all(void)
                             1,
                         memory_order_relaxed);
   atomic_store_explicit(&ucx.acc_started, false, memory_order_relaxed);
-  return complete_all("dart_flush_all");
+  return complete_all(func);
 }
 
 /* ---- atomics ---- */
@@ -784,8 +786,12 @@ dart_ret_t dart__ucx__cached_accumulate(const char *func,
   return ret;
 }
 
-const dart__path_ops_t dart__path_ucx = {ucx_put, ucx_get, ucx_flush,
-                                         ucx_flush, ucx_atomic};
+const dart__path_ops_t dart__path_ucx = {.put = ucx_put,
+                                         .get = ucx_get,
+                                         .flush = ucx_flush,
+                                         .flush_local = ucx_flush,
+                                         .flush_all = ucx_flush_all,
+                                         .atomic = ucx_atomic};
 
 /* ---- set-up ---- */
 
@@ -1246,7 +1252,7 @@ void dart__ucx__fini(void)
   if (dart__rt.transport != DART__TRANSPORT_UCX) return;
   /* ours are complete, and nobody still needs us to serve theirs */
   atomic_store(&ucx.dirty, true);
-  dart__ucx__flush_all();
+  ucx_flush_all("dart_exit", NULL);
   dart__progress__barrier("dart_exit", dart__rt.comm);
   /* closing flushes and waits for the peer: all at once, and we go on
    * serving our peers' closes until everybody is done */

@@ -131,7 +131,7 @@ dart_ret_t dart_barrier(dart_team_t teamid)
   COLL_PROLOGUE(teamid);
   /* what this unit wrote, by any path, is visible once all have arrived */
   dart__onesided__acc_complete();
-  dart_ret_t ret = dart__team__flush_dirty();
+  dart_ret_t ret = dart__onesided__flush_all(func, NULL);
   if (ret == DART_OK) ret = dart__team__sync_windows();
   if (ret != DART_OK) return ret;
   dart__base__fence();

@@ -207,10 +207,9 @@ dart_ret_t dart__team__flush_window(dart__team_t *team)
   return dart__team__sync_window(team);
 }
 
-dart_ret_t dart__team__flush_dirty(void)
+dart_ret_t dart__team__flush_windows(void)
 {
-  dart_ret_t ret = dart__ucx__flush_all();
-  if (ret != DART_OK) return ret;
+  dart_ret_t ret;
   for (dart__team_t *team = teams_with_win; team; team = team->next_with_win) {
     if ((ret = dart__team__flush_window(team)) != DART_OK) return ret;
   }

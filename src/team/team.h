@@ -71,9 +71,8 @@ static inline void dart__team__unmark_dirty(dart__team_t *team, int unit)
  * access. */
 dart_ret_t dart__team__flush_window(dart__team_t *team);
 
-/* Completes everything this unit started on the remote transports:
- * dart__team__flush_window on every team with a window, and UCX. */
-dart_ret_t dart__team__flush_dirty(void);
+/* dart__team__flush_window on every team with a window. */
+dart_ret_t dart__team__flush_windows(void);
 
 /* Orders this unit's direct loads and stores of its part of team's window
  * against others' RMA on it. In the separate memory model that takes
