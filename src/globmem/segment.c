@@ -128,140 +128,146 @@ static dart_ret_t agree_slot(const char *func, const dart__team_t *team,
   return DART_ERR_NOMEM;
 }
 
-dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
-                                     dart__seg_kind_t kind, int memkind,
-                                     size_t bytes, void *addr,
-                                     dart__segment_t **out)
+/*
+ * This unit's part of seg: the user's memory (registration), device
+ * memory, memory UCX allocates, or its share of a shared window on the
+ * node. A failure the other units must learn of goes into *mine (logged);
+ * one that ends the call at once is returned.
+ */
+static dart_ret_t place_part(const char *func, dart__segment_t *seg,
+                             size_t part, void *addr, dart_ret_t *mine)
 {
-  const size_t header = kind == DART__SEG_POOL ? DART__POOL_HEADER : 0;
-  const size_t part = bytes + header;
-  const bool ucx = dart__rt.transport == DART__TRANSPORT_UCX;
+  const dart__team_t *team = seg->team;
+  const bool device = seg->memkind == DART_MEMKIND_CUDA;
   const bool shm = dart__base__config.shm;
-  const bool device = memkind == DART_MEMKIND_CUDA;
-  uint64_t *parts = NULL;
-  dart_ret_t ret;
-  /* with UCX or staged device transfers, peers may still target us until
-   * all have arrived (below, MPI calls block without serving them); the
-   * same choice on every unit */
-  if ((ucx || dart__gpu.staging) && team->size > 1 &&
-      (ret = dart__progress__barrier(func, team->comm)) != DART_OK)
-    return ret;
-  ret = DART_ERR_NOMEM;
-  dart__segment_t *seg = calloc(1, sizeof *seg);
-  if (seg == NULL) return DART_ERR_NOMEM;
-  seg->kind = kind;
-  seg->memkind = memkind;
-  seg->team = team;
-  seg->shm_win = MPI_WIN_NULL;
-  seg->routes = calloc((size_t)team->size, sizeof *seg->routes);
-  parts = malloc(PART_FIELDS * (size_t)team->size * sizeof *parts);
-  if (seg->routes == NULL || parts == NULL) goto fail;
-  /* some unit is reached through the remote transport: all atomics take it
-   * (the same on every unit) */
-  seg->remote = team->size > 1 &&
-                (team->node_size < team->size ||
-                 (!device && (!shm || kind == DART__SEG_REGISTER)));
-
-  ret = DART_ERR_OTHER;
-  /* failures of one unit that the others learn from the exchange below
-   * (all fail together, none waits in a collective for it) */
-  dart_ret_t mine_ret = DART_OK;
-  /* node peers' parts: one shared window per node (user memory is private) */
-  if (kind == DART__SEG_REGISTER) {
+  seg->mysize = part;
+  if (seg->kind == DART__SEG_REGISTER) {
     seg->mybase = addr;
     if (!device && part > 0 && dart__gpu__is_device(addr)) {
       DART_LOG_ERROR_IN(func, "%p is device memory: register it as "
                               "DART_MEMKIND_CUDA (dart_memkind.h)", addr);
-      mine_ret = DART_ERR_INVAL;
+      *mine = DART_ERR_INVAL;
     }
-  } else if (device) {
-    mine_ret = dart__gpu.ops->alloc(part, &seg->gpu.alloc); /* logged */
+    return DART_OK;
+  }
+  if (device) {
+    *mine = dart__gpu.ops->alloc(part, &seg->gpu.alloc); /* logged */
     seg->mybase = seg->gpu.alloc;
-  } else if (ucx && seg->remote && dart__base__config.ucx_alloc &&
-             (team->node_size == 1 || !shm) && part < free_memory()) {
+    return DART_OK;
+  }
+  if (dart__rt.transport == DART__TRANSPORT_UCX && seg->remote &&
+      dart__base__config.ucx_alloc && (team->node_size == 1 || !shm) &&
+      part < free_memory()) {
     /* no unit loads or stores the part: memory UCX allocates, which its
      * shared-memory transports reach directly; on memory they did not
      * allocate they emulate RMA with messages the owner must serve
      * (whole pages: the 4-byte words of 1- and 2-byte atomics inside) */
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t pages = part > 0 ? (part + page - 1) / page : 1;
-    mine_ret = dart__ucx__mem_alloc(func, pages * page, &seg->ucx.memh,
-                                    &seg->mybase);
-  } else {
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    /* room to align the part: MPI's shared windows may start it anywhere
-     * (Open MPI: 264 bytes into a page) */
-    size_t rounded = (part + SEG_ALIGN - 1) / SEG_ALIGN * SEG_ALIGN + SEG_ALIGN;
-    int mret = MPI_Win_allocate_shared((MPI_Aint)rounded, 1, info,
-                                       team->node_comm, &seg->mybase,
-                                       &seg->shm_win);
-    MPI_Info_free(&info);
-    if (mret != MPI_SUCCESS) {
-      DART_LOG_ERROR_IN(func, "MPI_Win_allocate_shared of %zu bytes failed",
-                        rounded);
-      ret = DART_ERR_NOMEM;
-      goto fail;
-    }
-    seg->mybase = align_part(seg->mybase);
+    *mine = dart__ucx__mem_alloc(func, pages * page, &seg->ucx.memh,
+                                 &seg->mybase);
+    return DART_OK;
   }
-  seg->mysize = part;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  /* room to align the part: MPI's shared windows may start it anywhere
+   * (Open MPI: 264 bytes into a page) */
+  size_t rounded = (part + SEG_ALIGN - 1) / SEG_ALIGN * SEG_ALIGN + SEG_ALIGN;
+  int mret = MPI_Win_allocate_shared((MPI_Aint)rounded, 1, info,
+                                     team->node_comm, &seg->mybase,
+                                     &seg->shm_win);
+  MPI_Info_free(&info);
+  if (mret != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Win_allocate_shared of %zu bytes failed",
+                      rounded);
+    return DART_ERR_NOMEM;
+  }
+  seg->mybase = align_part(seg->mybase);
+  return DART_OK;
+}
 
-  /* others reach us through the team's dynamic window: remote units with
-   * the MPI transport, and the pool's grown chunks (see pool.c) */
-  bool needs_win = team->size > 1 && !device &&
-                   ((seg->remote && !ucx) || kind == DART__SEG_POOL);
-  MPI_Aint disp = 0;
-  if (needs_win && mine_ret == DART_OK) {
-    if ((ret = dart__team__ensure_window(team)) != DART_OK) goto fail;
-    ret = DART_ERR_OTHER;
-    if (part > 0) {
-      if (MPI_Win_attach(team->win, seg->mybase, (MPI_Aint)part) !=
-          MPI_SUCCESS) {
-        DART_LOG_ERROR_IN(func, "MPI_Win_attach of %zu bytes failed", part);
-        goto fail;
-      }
-      seg->attached = true;
-      MPI_Get_address(seg->mybase, &disp);
-    }
+/* Others reach our part through the team's dynamic window: remote units
+ * on the MPI transport, and the pool's grown chunks (see pool.c). *disp:
+ * its displacement there (0: not attached). */
+static dart_ret_t attach_part(const char *func, dart__segment_t *seg,
+                              MPI_Aint *disp)
+{
+  dart__team_t *team = seg->team;
+  *disp = 0;
+  const bool needs_win =
+      team->size > 1 && seg->memkind != DART_MEMKIND_CUDA &&
+      ((seg->remote && dart__rt.transport != DART__TRANSPORT_UCX) ||
+       seg->kind == DART__SEG_POOL);
+  if (!needs_win) return DART_OK;
+  dart_ret_t ret = dart__team__ensure_window(team);
+  if (ret != DART_OK || seg->mysize == 0) return ret;
+  if (MPI_Win_attach(team->win, seg->mybase, (MPI_Aint)seg->mysize) !=
+      MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Win_attach of %zu bytes failed",
+                      seg->mysize);
+    return DART_ERR_OTHER;
   }
+  seg->attached = true;
+  MPI_Get_address(seg->mybase, disp);
+  return DART_OK;
+}
+
+/*
+ * The collective step: every unit's part (or its failure), displacement
+ * and address into parts, and the segment id they agree on into *slot.
+ * A unit's failure fails the call on every unit.
+ */
+static dart_ret_t exchange_parts(const char *func, dart__segment_t *seg,
+                                 dart_ret_t mine_ret, MPI_Aint disp,
+                                 dart__slots_t *slots, uint64_t *parts,
+                                 uint32_t *slot)
+{
+  dart__team_t *team = seg->team;
   /* the address the remote transport reaches the part at */
-  void *reached = device && mine_ret == DART_OK && part > 0
+  void *reached = seg->memkind == DART_MEMKIND_CUDA && mine_ret == DART_OK &&
+                          seg->mysize > 0
                       ? dart__gpu.ops->ucx_addr(seg->mybase)
                       : seg->mybase;
-  dart__slots_t *slots = kind == DART__SEG_ALLOC ? &team->segs.alloc
-                         : kind == DART__SEG_REGISTER ? &team->segs.reg
-                                                      : NULL;
-  uint32_t slot = 0;
   uint64_t mine[PART_FIELDS] = {
-      [PART_SIZE] = mine_ret == DART_OK ? part : FAILED_PART - mine_ret,
+      [PART_SIZE] =
+          mine_ret == DART_OK ? seg->mysize : FAILED_PART - mine_ret,
       [PART_DISP] = (uint64_t)disp,
       [PART_ADDR] = (uint64_t)(uintptr_t)reached,
-      [PART_NEXT] = slots && dart__base__slots_next(slots, &slot) == 0
-                        ? slot : NO_SLOT,
+      [PART_NEXT] = slots && dart__base__slots_next(slots, slot) == 0
+                        ? *slot : NO_SLOT,
       [PART_FRESH] = slots ? slots->next_fresh : 0};
   MPI_Request req;
   if (MPI_Iallgather(mine, PART_FIELDS, MPI_UINT64_T, parts, PART_FIELDS,
                      MPI_UINT64_T, team->comm, &req) != MPI_SUCCESS ||
       dart__progress__wait(func, 1, &req) != DART_OK) {
     DART_LOG_ERROR_IN(func, "MPI_Allgather of the parts failed");
-    goto fail;
+    return DART_ERR_OTHER;
   }
   for (int u = 0; u < team->size; u++) {
     const uint64_t size = parts[PART_FIELDS * u + PART_SIZE];
     if (size >= FAILED_PART - DART_ERR_OTHER) {
-      ret = (dart_ret_t)(FAILED_PART - size);
       if (mine_ret == DART_OK)
         DART_LOG_ERROR_IN(func, "unit %d could not make its part", u);
-      goto fail;
+      return (dart_ret_t)(FAILED_PART - size);
     }
   }
-  if (slots && (ret = agree_slot(func, team, slots, parts, &slot)) != DART_OK)
-    goto fail;
+  return slots ? agree_slot(func, team, slots, parts, slot) : DART_OK;
+}
+
+/*
+ * How each unit's part is reached, and the path of the segment's atomics:
+ * the one place routes of segments are chosen (grown pool chunks are
+ * resolved in pool.c).
+ */
+static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
+                                size_t header, const uint64_t *parts)
+{
+  const dart__team_t *team = seg->team;
+  const bool device = seg->memkind == DART_MEMKIND_CUDA;
   for (int u = 0; u < team->size; u++) {
     dart__route_t *r = &seg->routes[u];
-    bool peer = team->node_rank[u] >= 0 && shm;
+    bool peer = team->node_rank[u] >= 0 && dart__base__config.shm;
     const uint64_t *theirs = &parts[PART_FIELDS * u];
     r->size = theirs[PART_SIZE] - header;
     r->disp = (MPI_Aint)theirs[PART_DISP] + (MPI_Aint)header;
@@ -281,14 +287,14 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     if (u == team->myid) {
       r->path = DART__PATH_SELF;
       r->base = seg->mybase + header;
-    } else if (peer && kind != DART__SEG_REGISTER) {
+    } else if (peer && seg->kind != DART__SEG_REGISTER) {
       MPI_Aint size;
       int disp_unit;
       char *base;
       if (MPI_Win_shared_query(seg->shm_win, team->node_rank[u], &size,
                                &disp_unit, &base) != MPI_SUCCESS) {
         DART_LOG_ERROR_IN(func, "MPI_Win_shared_query failed");
-        goto fail;
+        return DART_ERR_OTHER;
       }
       r->path = DART__PATH_SHM;
       r->base = align_part(base) + header;
@@ -299,10 +305,72 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
     }
     r->atomics = seg->remote ? dart__rt.remote_path : DART__PATH_SHM;
   }
-  if (seg->remote && ucx && (!device || dart__gpu.ucx_direct) &&
-      (ret = dart__ucx__seg_register(func, seg)) != DART_OK)
-    goto fail;
-  if (device && (ret = dart__gpu__seg_init(func, seg, addr)) != DART_OK)
+  return DART_OK;
+}
+
+/* What the paths of the routes keep of the segment: UCX's registration
+ * and keys, the device's IPC exports (collective). */
+static dart_ret_t register_part(const char *func, dart__segment_t *seg,
+                                void *addr)
+{
+  const bool device = seg->memkind == DART_MEMKIND_CUDA;
+  dart_ret_t ret = DART_OK;
+  if (seg->remote && dart__rt.transport == DART__TRANSPORT_UCX &&
+      (!device || dart__gpu.ucx_direct))
+    ret = dart__ucx__seg_register(func, seg);
+  if (ret == DART_OK && device) ret = dart__gpu__seg_init(func, seg, addr);
+  return ret;
+}
+
+dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
+                                     dart__seg_kind_t kind, int memkind,
+                                     size_t bytes, void *addr,
+                                     dart__segment_t **out)
+{
+  const size_t header = kind == DART__SEG_POOL ? DART__POOL_HEADER : 0;
+  const bool device = memkind == DART_MEMKIND_CUDA;
+  uint64_t *parts = NULL;
+  dart_ret_t ret;
+  /* with UCX or staged device transfers, peers may still target us until
+   * all have arrived (below, MPI calls block without serving them); the
+   * same choice on every unit */
+  if ((dart__rt.transport == DART__TRANSPORT_UCX || dart__gpu.staging) &&
+      team->size > 1 &&
+      (ret = dart__progress__barrier(func, team->comm)) != DART_OK)
+    return ret;
+  ret = DART_ERR_NOMEM;
+  dart__segment_t *seg = calloc(1, sizeof *seg);
+  if (seg == NULL) return DART_ERR_NOMEM;
+  seg->kind = kind;
+  seg->memkind = memkind;
+  seg->team = team;
+  seg->shm_win = MPI_WIN_NULL;
+  seg->routes = calloc((size_t)team->size, sizeof *seg->routes);
+  parts = malloc(PART_FIELDS * (size_t)team->size * sizeof *parts);
+  if (seg->routes == NULL || parts == NULL) goto fail;
+  /* some unit is reached through the remote transport: all atomics take it
+   * (the same on every unit) */
+  seg->remote = team->size > 1 &&
+                (team->node_size < team->size ||
+                 (!device &&
+                  (!dart__base__config.shm || kind == DART__SEG_REGISTER)));
+
+  /* failures of one unit that the others learn from the exchange (all fail
+   * together, none waits in a collective for it) */
+  dart_ret_t mine_ret = DART_OK;
+  MPI_Aint disp = 0;
+  dart__slots_t *slots = kind == DART__SEG_ALLOC ? &team->segs.alloc
+                         : kind == DART__SEG_REGISTER ? &team->segs.reg
+                                                      : NULL;
+  uint32_t slot = 0;
+  if ((ret = place_part(func, seg, bytes + header, addr, &mine_ret)) !=
+          DART_OK ||
+      (mine_ret == DART_OK &&
+       (ret = attach_part(func, seg, &disp)) != DART_OK) ||
+      (ret = exchange_parts(func, seg, mine_ret, disp, slots, parts,
+                            &slot)) != DART_OK ||
+      (ret = choose_routes(func, seg, header, parts)) != DART_OK ||
+      (ret = register_part(func, seg, addr)) != DART_OK)
     goto fail;
 
   ret = DART_ERR_NOMEM;
