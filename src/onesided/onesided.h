@@ -82,6 +82,14 @@ typedef struct {
   /* complete on return, ordered (seq_cst) with what the caller does next;
    * except accumulates the UCX path starts (dart_communication.h) */
   dart_ret_t (*atomic)(const dart__atomic_t *a);
+  /* A remote transport's own barrier among comm's units, for the units of
+   * a team that meet across nodes (collective over comm): *out NULL where
+   * it has none here, on every unit (then MPI's serves); NULL: never. */
+  dart_ret_t (*barrier_create)(const char *func, MPI_Comm comm, void **out);
+  /* Returns once every unit of b's communicator has entered; serves
+   * peers' operations while it waits. */
+  dart_ret_t (*barrier)(const char *func, void *b);
+  void (*barrier_destroy)(void *b);
 } dart__path_ops_t;
 
 /* The paths by route (dart_path_t), and operations counted per path
@@ -175,9 +183,6 @@ dart_ret_t dart__mpi__contig(const char *func, const dart__target_t *t,
  * Active when DART_TRANSPORT=ucx and UCX started on every unit
  * (dart__rt.transport). Without UCX in the build these do nothing.
  */
-/* A barrier over UCX (path_ucx.c). */
-typedef struct dart__ucx_barrier dart__ucx_barrier_t;
-
 #ifdef DART_HAVE_UCX
 /* Collective over all units at dart_init: context, worker, addresses. Falls
  * back to the MPI transport (with a warning) when UCX cannot start. */
@@ -232,15 +237,6 @@ dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
                                   const void *packed, _Atomic(void *) *slot,
                                   void **rkey);
 void dart__ucx__rkey_destroy(void *rkey);
-/* Collective over comm: a barrier of its units over UCX in *out, or NULL
- * without the UCX transport or where a unit could not set it up (then on
- * every unit, with a warning). Errors are logged as func. */
-dart_ret_t dart__ucx__barrier_create(const char *func, MPI_Comm comm,
-                                     dart__ucx_barrier_t **out);
-/* Returns once every unit of the barrier's communicator has entered;
- * serves peers' operations while it waits. */
-dart_ret_t dart__ucx__barrier(const char *func, dart__ucx_barrier_t *b);
-void dart__ucx__barrier_destroy(dart__ucx_barrier_t *b);
 /* The UCX transports the endpoints use, for DART_INFO. */
 void dart__ucx__print_info(FILE *out);
 /* Whether the UCP context reports CUDA memory support (CUDA-aware UCX). */
@@ -248,26 +244,6 @@ bool dart__ucx__cuda_memory(void);
 #else
 static inline dart_ret_t dart__ucx__init(void) { return DART_OK; }
 static inline void dart__ucx__fini(void) {}
-static inline dart_ret_t dart__ucx__barrier_create(const char *func,
-                                                   MPI_Comm comm,
-                                                   dart__ucx_barrier_t **out)
-{
-  (void)func;
-  (void)comm;
-  *out = NULL;
-  return DART_OK;
-}
-static inline dart_ret_t dart__ucx__barrier(const char *func,
-                                            dart__ucx_barrier_t *b)
-{
-  (void)func;
-  (void)b;
-  return DART_ERR_OTHER; /* none is ever created without UCX */
-}
-static inline void dart__ucx__barrier_destroy(dart__ucx_barrier_t *b)
-{
-  (void)b;
-}
 static inline dart_ret_t dart__ucx__contig(const char *func,
                                            const dart__target_t *t,
                                            void *local, size_t bytes,

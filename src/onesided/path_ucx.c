@@ -786,13 +786,6 @@ dart_ret_t dart__ucx__cached_accumulate(const char *func,
   return ret;
 }
 
-const dart__path_ops_t dart__path_ucx = {.put = ucx_put,
-                                         .get = ucx_get,
-                                         .flush = ucx_flush,
-                                         .flush_local = ucx_flush,
-                                         .flush_all = ucx_flush_all,
-                                         .atomic = ucx_atomic};
-
 /* ---- set-up ---- */
 
 /* Emulated RMA and atomics (shared memory without CMA, TCP) need the
@@ -1041,7 +1034,7 @@ void dart__ucx__seg_deregister(dart__segment_t *seg)
 #define BARRIER_ROUNDS_MAX 32
 #define BARRIER_FLAG_STRIDE 64 /* one cache line each */
 
-struct dart__ucx_barrier {
+typedef struct {
   void *memh;
   char *flags; /* flag r at r * BARRIER_FLAG_STRIDE */
   int rounds;
@@ -1053,15 +1046,16 @@ struct dart__ucx_barrier {
     int unit;      /* global */
     uint64_t sent; /* the put's source */
   } to[BARRIER_ROUNDS_MAX];
-};
+} barrier_t;
 
-static inline _Atomic uint64_t *barrier_flag(dart__ucx_barrier_t *b, int r)
+static inline _Atomic uint64_t *barrier_flag(barrier_t *b, int r)
 {
   return (_Atomic uint64_t *)(void *)(b->flags + r * BARRIER_FLAG_STRIDE);
 }
 
-void dart__ucx__barrier_destroy(dart__ucx_barrier_t *b)
+static void ucx_barrier_destroy(void *state)
 {
+  barrier_t *b = state;
   if (b == NULL) return;
   for (int r = 0; r < b->rounds; r++) dart__ucx__rkey_destroy(b->to[r].rkey);
   dart__ucx__mem_deregister(b->memh, NULL);
@@ -1073,15 +1067,15 @@ typedef struct {
   uint64_t unit, addr;
 } barrier_card_t;
 
-dart_ret_t dart__ucx__barrier_create(const char *func, MPI_Comm comm,
-                                     dart__ucx_barrier_t **out)
+static dart_ret_t ucx_barrier_create(const char *func, MPI_Comm comm,
+                                     void **out)
 {
   *out = NULL;
   if (dart__rt.transport != DART__TRANSPORT_UCX) return DART_OK;
   int size, rank;
   MPI_Comm_size(comm, &size);
   MPI_Comm_rank(comm, &rank);
-  dart__ucx_barrier_t *b = calloc(1, sizeof *b);
+  barrier_t *b = calloc(1, sizeof *b);
   void *packed = NULL;
   size_t packed_len = 0;
   char *card = NULL, *all = NULL;
@@ -1140,7 +1134,7 @@ dart_ret_t dart__ucx__barrier_create(const char *func, MPI_Comm comm,
                   "takes over", func, size);
   }
 out:
-  dart__ucx__barrier_destroy(b);
+  ucx_barrier_destroy(b);
   free(off);
   free(all);
   free(card);
@@ -1148,8 +1142,9 @@ out:
   return ret;
 }
 
-dart_ret_t dart__ucx__barrier(const char *func, dart__ucx_barrier_t *b)
+static dart_ret_t ucx_barrier(const char *func, void *state)
 {
+  barrier_t *b = state;
   const uint64_t number = ++b->passed;
   for (int r = 0; r < b->rounds; r++) {
     b->to[r].sent = number;
@@ -1309,3 +1304,14 @@ void dart__ucx__print_info(FILE *out)
   fprintf(out, "\n");
   free(text);
 }
+
+const dart__path_ops_t dart__path_ucx = {.put = ucx_put,
+                                         .get = ucx_get,
+                                         .flush = ucx_flush,
+                                         .flush_local = ucx_flush,
+                                         .flush_all = ucx_flush_all,
+                                         .atomic = ucx_atomic,
+                                         .barrier_create = ucx_barrier_create,
+                                         .barrier = ucx_barrier,
+                                         .barrier_destroy =
+                                             ucx_barrier_destroy};

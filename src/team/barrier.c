@@ -25,7 +25,7 @@ dart_ret_t dart__team__barrier_init(dart__team_t *team)
   b->cells = NULL;
   b->win = MPI_WIN_NULL;
   b->leaders = MPI_COMM_NULL;
-  b->ucx = NULL;
+  b->remote = NULL;
   b->passed = 0;
   if (!dart__base__config.shm) return DART_OK;
   /* the same on every unit: a team spans nodes on all its units or none */
@@ -88,29 +88,38 @@ static MPI_Comm across_nodes(const dart__team_t *team)
   return dart__base__config.shm ? team->barrier.leaders : team->comm;
 }
 
-dart_ret_t dart__team__barrier_ucx_start(const char *func, dart__team_t *team)
+/* The remote transport's path: its barrier, where it has one. */
+static const dart__path_ops_t *remote_path(void)
 {
-  MPI_Comm comm = across_nodes(team);
-  if (comm == MPI_COMM_NULL) return DART_OK;
-  return dart__ucx__barrier_create(func, comm, &team->barrier.ucx);
+  return dart__onesided__paths[dart__rt.remote_path];
 }
 
-void dart__team__barrier_ucx_stop(dart__team_t *team)
+dart_ret_t dart__team__barrier_remote_start(const char *func,
+                                            dart__team_t *team)
 {
-  dart__ucx__barrier_destroy(team->barrier.ucx);
-  team->barrier.ucx = NULL;
+  MPI_Comm comm = across_nodes(team);
+  if (comm == MPI_COMM_NULL || remote_path()->barrier_create == NULL)
+    return DART_OK;
+  return remote_path()->barrier_create(func, comm, &team->barrier.remote);
+}
+
+void dart__team__barrier_remote_stop(dart__team_t *team)
+{
+  if (team->barrier.remote == NULL) return;
+  remote_path()->barrier_destroy(team->barrier.remote);
+  team->barrier.remote = NULL;
 }
 
 static dart_ret_t meet_across_nodes(const char *func, dart__team_t *team)
 {
-  if (team->barrier.ucx != NULL)
-    return dart__ucx__barrier(func, team->barrier.ucx);
+  if (team->barrier.remote != NULL)
+    return remote_path()->barrier(func, team->barrier.remote);
   return dart__progress__barrier(func, across_nodes(team));
 }
 
 void dart__team__barrier_fini(dart__team_t *team)
 {
-  dart__team__barrier_ucx_stop(team);
+  dart__team__barrier_remote_stop(team);
   dart__barrier_t *b = &team->barrier;
   if (b->win != MPI_WIN_NULL) MPI_Win_free(&b->win);
   if (b->leaders != MPI_COMM_NULL) MPI_Comm_free(&b->leaders);

@@ -15,13 +15,13 @@
 #include <mpi.h>
 
 struct dart__barrier_cells;
-struct dart__ucx_barrier;
 
 typedef struct {
   struct dart__barrier_cells *cells; /* node-shared; NULL: no node peers */
   MPI_Win win;                       /* the window holding cells */
   MPI_Comm leaders; /* node leaders, on leaders of a team spanning nodes */
-  struct dart__ucx_barrier *ucx; /* instead of MPI's between those */
+  void *remote;     /* the remote transport's, instead of MPI's between
+                     * those (its path's barrier_create) */
   unsigned passed;  /* barriers this unit has left */
 } dart__barrier_t;
 
@@ -30,11 +30,12 @@ struct dart__team;
 /* Collective over the team (in team set-up, after node_comm exists). */
 dart_ret_t dart__team__barrier_init(struct dart__team *team);
 void dart__team__barrier_fini(struct dart__team *team);
-/* Collective over the team once UCX is the transport: the units that meet
- * through MPI (node leaders, or all without DART_SHM) meet over UCX. */
-dart_ret_t dart__team__barrier_ucx_start(const char *func,
-                                         struct dart__team *team);
-void dart__team__barrier_ucx_stop(struct dart__team *team);
+/* Collective over the team once the remote transport is up: the units
+ * that meet across nodes (node leaders, or all without DART_SHM) meet
+ * through its barrier where it has one. */
+dart_ret_t dart__team__barrier_remote_start(const char *func,
+                                            struct dart__team *team);
+void dart__team__barrier_remote_stop(struct dart__team *team);
 
 /* Returns once every unit of the team has entered; serves others'
  * operations while it waits. Logs as func on failure. */

@@ -212,7 +212,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
    * cost more than all the rest of dart_init */
   if (dart__rt.num_nodes > 1 || !dart__base__config.shm) {
     if ((ret = dart__ucx__init()) != DART_OK) goto fail_mpi;
-    if ((ret = dart__team__barrier_ucx_start(
+    if ((ret = dart__team__barrier_remote_start(
              "dart_init", dart__team__get(DART_TEAM_ALL))) != DART_OK)
       goto fail_ucx;
   }
@@ -232,7 +232,7 @@ fail_cma:
 fail_cma_only:
   dart__cma__fini();
 fail_barrier:
-  dart__team__barrier_ucx_stop(dart__team__get(DART_TEAM_ALL));
+  dart__team__barrier_remote_stop(dart__team__get(DART_TEAM_ALL));
 fail_ucx:
   dart__ucx__fini();
 fail_mpi:

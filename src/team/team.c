@@ -354,7 +354,7 @@ dart_ret_t dart_team_create(dart_team_t teamid, const dart_group_t group,
     MPI_Comm_free(&comm);
     return dret;
   }
-  if ((dret = dart__team__barrier_ucx_start(__func__, team)) != DART_OK ||
+  if ((dret = dart__team__barrier_remote_start(__func__, team)) != DART_OK ||
       (dret = dart__team__locality_build(team, __func__)) != DART_OK) {
     team_teardown(team);
     return dret;
