@@ -67,7 +67,7 @@ static const env_var_t env_table[] = {
    offsetof(dart__config_t, shm)},
   {"DART_CMA", ENV_BOOL, "1",
    "0: node peers' private memory (registered, grown pool) through the "
-   "remote path instead of process_vm_readv/writev",
+   "remote path instead of cross-memory attach",
    offsetof(dart__config_t, cma)},
   {"DART_UCX_ALLOC", ENV_BOOL, "1",
    "1: with the UCX transport, parts of global memory that no node peer "

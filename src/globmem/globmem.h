@@ -66,14 +66,14 @@ typedef struct {
    * and no device backend (whose local buffers may be device memory) */
   bool copy;
   int32_t unit; /* the gptr's, in team */
-  /* The remote transport's own for the route, which it enters on its
-   * first use there and alone reads, in the entry's second line (UCX: the
-   * endpoint, the remote key, the part's address in its owner's process
-   * and the global unit; ep NULL: not yet). With these at hand an
-   * operation is one call into the transport. */
+  /* The remote transport's own for the route, which its cached slots
+   * enter on their first use there and alone read, in the entry's second
+   * line: its connection to the unit (conn NULL: not yet), key, the part's
+   * address in its owner's process and the global unit. With these at
+   * hand an operation is one call into the transport. */
   struct {
-    void *ep;
-    void *rkey;
+    void *conn;
+    void *key;
     uint64_t addr;
     int unit;
   } remote __attribute__((aligned(64)));

@@ -59,7 +59,8 @@ typedef struct {
   size_t size;     /* to allocate from */
   size_t map_size; /* mapped: size and the key room */
   dart__ralloc_t ra;
-  void *memh, *packed; /* UCX registration and key, or NULL */
+  void *mem, *packed; /* the remote transport's registration and key, or
+                       * NULL */
 } chunk_t;
 
 /* Another unit's grown chunk as read from its directory (valid once size
@@ -67,7 +68,7 @@ typedef struct {
 typedef struct {
   MPI_Aint disp;
   uint64_t addr;
-  _Atomic(void *) rkey; /* UCX, or NULL: the chunk is MPI's */
+  _Atomic(void *) key; /* the remote transport's, or NULL: MPI's */
   _Atomic uint64_t size;
 } remote_chunk_t;
 
@@ -114,11 +115,12 @@ dart_ret_t dart__globmem__pool_init(void)
 void dart__globmem__pool_fini(void)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
+  const dart__path_ops_t *remote = dart__onesided__remote();
   for (int c = 0; c < pool.nchunks; c++) {
     chunk_t *chunk = &pool.chunk[c];
     dart__base__ralloc_destroy(&chunk->ra);
     if (c > 0) {
-      dart__ucx__mem_deregister(chunk->memh, chunk->packed);
+      if (chunk->mem) remote->mem_deregister(chunk->mem, chunk->packed);
       if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, chunk->base);
       munmap(chunk->base, chunk->map_size);
     }
@@ -126,7 +128,8 @@ void dart__globmem__pool_fini(void)
   for (int u = 0; u < all->size; u++) {
     remote_chunk_t *cache = atomic_load(&pool.remote[u]);
     for (int c = 0; cache && c < DART__POOL_MAX_CHUNKS; c++)
-      dart__ucx__rkey_destroy(atomic_load(&cache[c].rkey));
+      if (atomic_load(&cache[c].key))
+        remote->key_destroy(atomic_load(&cache[c].key));
     free(cache);
   }
   free(pool.remote);
@@ -145,13 +148,13 @@ static int pool_grow(size_t bytes)
     return -1;
   }
   const char *func = "dart_memalloc";
-  const bool ucx =
-      dart__rt.transport == DART__TRANSPORT_UCX && all->size > 1;
+  const dart__path_ops_t *remote = dart__onesided__remote();
+  const bool keyed = remote->mem_register != NULL && all->size > 1;
   size_t size = pool.chunk[pool.nchunks - 1].size * 2;
   /* DART_LOCAL_POOL may be 0: doubling needs a start */
   if (size == 0) size = DART__POOL_HEADER;
   while (size < bytes) size *= 2;
-  const size_t map_size = size + (ucx ? POOL_KEY_ROOM : 0);
+  const size_t map_size = size + (keyed ? POOL_KEY_ROOM : 0);
   chunk_t *chunk = &pool.chunk[pool.nchunks];
   char *base = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -168,22 +171,22 @@ static int pool_grow(size_t bytes)
     MPI_Get_address(base, &disp);
   }
   size_t key_len = 0;
-  if (ucx) {
-    if (dart__ucx__mem_register(func, base, map_size, &chunk->memh,
-                                &chunk->packed, &key_len) != DART_OK)
+  if (keyed) {
+    if (remote->mem_register(func, base, map_size, &chunk->mem,
+                             &chunk->packed, &key_len) != DART_OK)
       goto fail_attach; /* logged */
     if (key_len > POOL_KEY_ROOM) {
-      DART_LOG_INFO("a UCX key of %zu bytes does not fit after chunk %d of "
+      DART_LOG_INFO("a key of %zu bytes does not fit after chunk %d of "
                     "the local pool: others reach it through MPI",
                     key_len, pool.nchunks);
-      dart__ucx__mem_deregister(chunk->memh, chunk->packed);
-      chunk->memh = chunk->packed = NULL;
+      remote->mem_deregister(chunk->mem, chunk->packed);
+      chunk->mem = chunk->packed = NULL;
       key_len = 0;
     } else {
       memcpy(base + size, chunk->packed, key_len);
     }
   }
-  if (dart__base__ralloc_init(&chunk->ra, size) != 0) goto fail_ucx;
+  if (dart__base__ralloc_init(&chunk->ra, size) != 0) goto fail_key;
   chunk->base = base;
   chunk->size = size;
   chunk->map_size = map_size;
@@ -198,8 +201,8 @@ static int pool_grow(size_t bytes)
   atomic_store_explicit(&pool.nchunks, c + 1, memory_order_release);
   return c;
 
-fail_ucx:
-  dart__ucx__mem_deregister(chunk->memh, chunk->packed);
+fail_key:
+  if (chunk->mem) remote->mem_deregister(chunk->mem, chunk->packed);
   memset(chunk, 0, sizeof *chunk);
 fail_attach:
   if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, base);
@@ -295,14 +298,15 @@ static void dir_target(int unit, size_t at, size_t bytes,
   target->offset = 0;
 }
 
-/* Reads the UCX key after unit's chunk (through MPI: the chunk is attached
- * to the window with its key) and unpacks it into the cache slot *rkey. */
+/* Reads the remote transport's key after unit's chunk (through MPI: the
+ * chunk is attached to the window with its key) and unpacks it into the
+ * cache slot *slot. */
 static dart_ret_t fetch_key(const char *func, int unit,
-                            const dir_entry_t *entry, _Atomic(void *) *rkey)
+                            const dir_entry_t *entry, _Atomic(void *) *slot)
 {
-  if (entry->key_len > POOL_KEY_ROOM || dart__rt.transport !=
-                                            DART__TRANSPORT_UCX) {
-    DART_LOG_ERROR_IN(func, "unit %d lists a UCX key of %llu bytes", unit,
+  const dart__path_ops_t *remote = dart__onesided__remote();
+  if (entry->key_len > POOL_KEY_ROOM || remote->key_unpack == NULL) {
+    DART_LOG_ERROR_IN(func, "unit %d lists a key of %llu bytes", unit,
                       (unsigned long long)entry->key_len);
     return DART_ERR_OTHER;
   }
@@ -318,12 +322,13 @@ static dart_ret_t fetch_key(const char *func, int unit,
   dart_ret_t ret = dart__path_mpi.get(&x, DART__MODE_BLOCKING, NULL);
   void *unpacked;
   return ret == DART_OK
-             ? dart__ucx__rkey_unpack(func, unit, key, rkey, &unpacked)
+             ? remote->key_unpack(func, unit, key, slot, &unpacked)
              : ret;
 }
 
 /* Reads unit's directory entry for chunk c (1-based) into out, and the
- * chunk's UCX key when the chunk is to be reached through UCX (want_key). */
+ * chunk's key when the chunk is to be reached through the remote
+ * transport (want_key). */
 static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
                               bool want_key, remote_chunk_t *out)
 {
@@ -357,7 +362,7 @@ static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
     return DART_ERR_INVAL;
   }
   if (entry.key_len > 0 && want_key) {
-    dart_ret_t ret = fetch_key(func, unit, &entry, &out->rkey);
+    dart_ret_t ret = fetch_key(func, unit, &entry, &out->key);
     if (ret != DART_OK) return ret;
   }
   out->disp = (MPI_Aint)entry.disp;
@@ -411,7 +416,7 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
                                              memory_order_acquire))
       goto out_of_bounds;
     route->path = DART__PATH_SELF;
-    route->rkey = NULL;
+    route->key = NULL;
     route->base = pool.chunk[c].base;
     route->addr = (uint64_t)(uintptr_t)route->base;
     route->size = pool.chunk[c].size;
@@ -425,10 +430,10 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
       dart_ret_t ret = fetch_chunk(func, unit, c, !cma, &cache[c]);
       if (ret != DART_OK) return ret;
     }
-    route->rkey = atomic_load_explicit(&cache[c].rkey, memory_order_relaxed);
-    route->path = cma           ? DART__PATH_CMA
-                  : route->rkey ? DART__PATH_UCX
-                                : DART__PATH_MPI;
+    route->key = atomic_load_explicit(&cache[c].key, memory_order_relaxed);
+    route->path = cma          ? DART__PATH_CMA
+                  : route->key ? dart__rt.remote_path
+                               : DART__PATH_MPI;
     route->base = NULL;
     route->addr = cache[c].addr;
     route->disp = cache[c].disp;

@@ -63,7 +63,7 @@ static void seg_release(dart__segment_t *seg)
 {
   /* detached before UCX frees a part it allocated */
   if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
-  if (seg->ucx.memh || seg->ucx.rkeys) dart__ucx__seg_deregister(seg);
+  if (seg->transport) dart__onesided__remote()->seg_release(seg);
   if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_release(seg);
   if (seg->shm_win != MPI_WIN_NULL) MPI_Win_free(&seg->shm_win);
   free(seg->routes);
@@ -155,17 +155,18 @@ static dart_ret_t place_part(const char *func, dart__segment_t *seg,
     seg->mybase = seg->gpu.alloc;
     return DART_OK;
   }
-  if (dart__rt.transport == DART__TRANSPORT_UCX && seg->remote &&
+  const dart__path_ops_t *remote = dart__onesided__remote();
+  if (remote->seg_alloc != NULL && seg->remote &&
       dart__base__config.ucx_alloc && (team->node_size == 1 || !shm) &&
       part < free_memory()) {
-    /* no unit loads or stores the part: memory UCX allocates, which its
-     * shared-memory transports reach directly; on memory they did not
-     * allocate they emulate RMA with messages the owner must serve
-     * (whole pages: the 4-byte words of 1- and 2-byte atomics inside) */
+    /* no unit loads or stores the part: memory the transport allocates,
+     * which UCX's shared-memory transports reach directly; on memory they
+     * did not allocate they emulate RMA with messages the owner must
+     * serve (whole pages: the 4-byte words of 1- and 2-byte atomics
+     * inside) */
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t pages = part > 0 ? (part + page - 1) / page : 1;
-    *mine = dart__ucx__mem_alloc(func, pages * page, &seg->ucx.memh,
-                                 &seg->mybase);
+    *mine = remote->seg_alloc(func, seg, pages * page);
     return DART_OK;
   }
   MPI_Info info;
@@ -188,8 +189,9 @@ static dart_ret_t place_part(const char *func, dart__segment_t *seg,
 }
 
 /* Others reach our part through the team's dynamic window: remote units
- * on the MPI transport, and the pool's grown chunks (see pool.c). *disp:
- * its displacement there (0: not attached). */
+ * where the remote transport registers nothing of its own (MPI's), and
+ * the pool's grown chunks (see pool.c). *disp: its displacement there
+ * (0: not attached). */
 static dart_ret_t attach_part(const char *func, dart__segment_t *seg,
                               MPI_Aint *disp)
 {
@@ -197,7 +199,7 @@ static dart_ret_t attach_part(const char *func, dart__segment_t *seg,
   *disp = 0;
   const bool needs_win =
       team->size > 1 && seg->memkind != DART_MEMKIND_CUDA &&
-      ((seg->remote && dart__rt.transport != DART__TRANSPORT_UCX) ||
+      ((seg->remote && dart__onesided__remote()->seg_register == NULL) ||
        seg->kind == DART__SEG_POOL);
   if (!needs_win) return DART_OK;
   dart_ret_t ret = dart__team__ensure_window(team);
@@ -308,16 +310,18 @@ static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
   return DART_OK;
 }
 
-/* What the paths of the routes keep of the segment: UCX's registration
- * and keys, the device's IPC exports (collective). */
+/* What the paths of the routes keep of the segment: the remote
+ * transport's registration and keys, the device's IPC exports
+ * (collective). */
 static dart_ret_t register_part(const char *func, dart__segment_t *seg,
                                 void *addr)
 {
   const bool device = seg->memkind == DART_MEMKIND_CUDA;
+  const dart__path_ops_t *remote = dart__onesided__remote();
   dart_ret_t ret = DART_OK;
-  if (seg->remote && dart__rt.transport == DART__TRANSPORT_UCX &&
+  if (seg->remote && remote->seg_register != NULL &&
       (!device || dart__gpu.ucx_direct))
-    ret = dart__ucx__seg_register(func, seg);
+    ret = remote->seg_register(func, seg);
   if (ret == DART_OK && device) ret = dart__gpu__seg_init(func, seg, addr);
   return ret;
 }

@@ -51,8 +51,8 @@ typedef struct {
   uint64_t addr; /* the part's address in its owner's process (UCX, CMA) */
   MPI_Aint disp; /* displacement in the team's dynamic window (MPI) */
   size_t size;   /* bytes of the unit's part */
-  void *rkey;    /* UCX: a key of the route's own (grown pool chunks), or
-                  * NULL for the segment's */
+  void *key;     /* the remote transport's key of the route's own (grown
+                  * pool chunks), or NULL for the segment's */
   int path;
   /* The path of atomics, the same for every unit of a host segment: CPU
    * atomics (DART__PATH_SHM) when every unit loads and stores the memory,
@@ -79,12 +79,9 @@ typedef struct dart__segment {
   size_t mysize;
   bool remote;   /* some unit is reached through the remote transport */
   bool attached; /* mybase is attached to the team's dynamic window */
-  struct {       /* UCX registration (path_ucx.c), when remote */
-    void *memh;                /* ucp_mem_h of this unit's part */
-    char *packed;              /* every unit's packed rkey */
-    size_t *packed_off;        /* unit u's at packed + packed_off[u] */
-    _Atomic(void *) *rkeys;    /* ucp_rkey_h per unit, on first use */
-  } ucx;
+  /* the remote transport's own (its seg_alloc, seg_register), when
+   * remote; freed by its seg_release */
+  void *transport;
   int memkind; /* dart_memkind_t */
   struct {     /* device segments (src/gpu/segment_gpu.c) */
     void *alloc;                    /* what we allocated for our part */

@@ -19,6 +19,13 @@ static struct {
   _Atomic(void *) *streams; /* per global unit */
 } gpu = {PTHREAD_MUTEX_INITIALIZER, NULL};
 
+/* Whether the remote transport moves CUDA device memory itself. */
+static bool remote_device_memory(void)
+{
+  const dart__path_ops_t *remote = dart__onesided__remote();
+  return remote->device_memory != NULL && remote->device_memory();
+}
+
 dart_ret_t dart__gpu__init(void)
 {
   const dart__gpu_ops_t *ops = NULL;
@@ -51,7 +58,7 @@ dart_ret_t dart__gpu__init(void)
    * an emulated device's memory is host memory */
   bool ucx_moves = devices > 0 && dart__base__config.gpu_ucx &&
                    dart__rt.transport == DART__TRANSPORT_UCX &&
-                   (ops == &dart__gpu_emu || dart__ucx__cuda_memory());
+                   (ops == &dart__gpu_emu || remote_device_memory());
   /* device segments need a device on every unit; a unit that failed
    * (-1) makes every unit fail, after this collective */
   int mine[2] = {ret != DART_OK ? -1 : devices > 0, ucx_moves}, all[2];
@@ -109,12 +116,12 @@ void dart__gpu__print_info(FILE *out)
   fprintf(out, "  device memory: own and node peers' ipc (%s), other "
                "nodes %s\n",
           dart__gpu.ops == &dart__gpu_emu ? "emulated handles"
-                                          : "cudaIpcOpenMemHandle",
+                                          : "CUDA IPC handles",
           dart__gpu.ucx_direct ? "ucx (registered device memory, atomics "
                                  "too)"
                                : "stage (pinned host buffers over MPI)");
   fprintf(out, "  UCX reports CUDA memory support: %s\n",
-          dart__ucx__cuda_memory() ? "yes"
+          remote_device_memory() ? "yes"
           : dart__gpu.ucx_direct
               ? "no (emulated device memory is host memory to UCX)"
               : "no");

@@ -16,7 +16,7 @@
 #include "onesided/onesided.h"
 
 /* What a node peer needs to map a part of a device allocation. */
-#define DART__GPU_HANDLE_BYTES 64 /* sizeof(cudaIpcMemHandle_t) */
+#define DART__GPU_HANDLE_BYTES 64 /* a CUDA IPC memory handle's */
 typedef struct dart__gpu_export {
   unsigned char handle[DART__GPU_HANDLE_BYTES];
   uint64_t alloc_id; /* the allocation, unique in its owner's lifetime */

@@ -209,10 +209,10 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
  * atomics are CPU atomics on memory this process loads and stores, it is
  * queued right here (acc_queue.h; a hit means that the cache, and so the
  * queue, is on): a random update costs little more than its locked
- * instruction, so the call must too. Where they are UCX's, a 4- or 8-byte
- * element with no accumulate queued for CPU atomics (they come first) is
- * only started (path_ucx.c). True then, with the result in *ret; false,
- * with nothing done, for anything else.
+ * instruction, so the call must too. Where their path has a cached
+ * accumulate (UCX's), a 4- or 8-byte element with no accumulate queued for
+ * CPU atomics (they come first) is only started there. True then, with the
+ * result in *ret; false, with nothing done, for anything else.
  */
 static inline __attribute__((always_inline)) bool
 cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
@@ -237,11 +237,12 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
     return true;
   }
   /* aligned in the owner's process, as prepare checks it */
-  if (e->atomics != DART__PATH_UCX || size < 4 ||
+  const dart__path_ops_t *path = dart__onesided__paths[e->atomics];
+  if (path->cached_accumulate == NULL || size < 4 ||
       dart__onesided__acc_queued != 0 ||
       ((e->route->addr + offset) & (size - 1)) != 0)
     return false;
-  *ret = dart__ucx__cached_accumulate(func, e, offset, value, size, op);
+  *ret = path->cached_accumulate(func, e, offset, value, size, op);
   return true;
 }
 

@@ -127,11 +127,11 @@ fast_bytes(void *local, size_t nelem, dart_datatype_t local_type,
 
 /*
  * The hot path: one basic type on both sides to a cached route of load
- * and store memory, copied right here, or along the UCX path (and no
- * device backend, whose local buffers may be device memory), handed to
- * UCX at once; true then, with the result in *ret. Nothing else is done
- * here, so that the public functions need no registers saved for it;
- * false, with nothing done, for anything else.
+ * and store memory, copied right here, or along a path with cached slots
+ * (and no device backend, whose local buffers may be device memory),
+ * handed to it at once; true then, with the result in *ret. Nothing else
+ * is done here, so that the public functions need no registers saved for
+ * it; false, with nothing done, for anything else.
  */
 static inline __attribute__((always_inline)) bool
 cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
@@ -145,12 +145,13 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, bytes);
   if (__builtin_expect(e == NULL, 0)) return false;
   if (__builtin_expect(!e->copy, 0)) {
-    if (e->path != DART__PATH_UCX || dart__gpu.ops != NULL) return false;
+    const dart__path_ops_t *path = dart__onesided__paths[e->path];
+    if (path->cached_start == NULL || dart__gpu.ops != NULL) return false;
     uint64_t offset = gptr.addr_or_offs.offset;
     *ret = mode != DART__MODE_BLOCKING
-               ? dart__ucx__cached(e, offset, local, bytes, is_put, handle)
-           : is_put ? dart__ucx__put_blocking(e, offset, local, bytes)
-                    : dart__ucx__get_blocking(e, offset, local, bytes);
+               ? path->cached_start(e, offset, local, bytes, is_put, handle)
+           : is_put ? path->cached_put_blocking(e, offset, local, bytes)
+                    : path->cached_get_blocking(e, offset, local, bytes);
     return true;
   }
   const uint64_t n = ++e->ops;
@@ -162,11 +163,10 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
 
 /*
  * Off the hot path: the same copy to memory this process loads and
- * stores, and the UCX path called directly (its result in *ret), when
- * there is one basic type on both sides and no device backend. Building
- * the transfer and calling through the path table cost more than an
- * 8-byte copy or a put to UCX's shared memory. False, with nothing done,
- * for anything else.
+ * stores, and the path's contig slot (its result in *ret), when there is
+ * one basic type on both sides and no device backend. Building the
+ * transfer and its put or get cost more than an 8-byte copy or a put to
+ * UCX's shared memory. False, with nothing done, for anything else.
  */
 static inline __attribute__((always_inline)) bool
 fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
@@ -183,20 +183,14 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   dart__target_t target;
   if (!dart__globmem__route_at(gptr, bytes, &target)) return false;
   const int path = target.route->path;
-  if (!dart__path_load_store(path) && path != DART__PATH_UCX &&
-      (path != DART__PATH_MPI || bytes > INT_MAX))
-    return false;
+  if (!dart__path_load_store(path)) {
+    const dart__path_ops_t *ops = dart__onesided__paths[path];
+    if (ops->contig == NULL || bytes > INT_MAX) return false;
+    dart__onesided__count_op(path);
+    *ret = ops->contig(func, &target, local, bytes, is_put, mode, handle);
+    return true;
+  }
   dart__onesided__count_op(path);
-  if (path == DART__PATH_MPI) {
-    *ret = dart__mpi__contig(func, &target, local, bytes, is_put, mode,
-                             handle);
-    return true;
-  }
-  if (path == DART__PATH_UCX) {
-    *ret = dart__ucx__contig(func, &target, local, bytes, is_put, mode,
-                             handle);
-    return true;
-  }
   copy_now(target.route->base + target.offset, local, bytes, is_put, mode,
            handle);
   *ret = DART_OK;
@@ -434,18 +428,20 @@ static __attribute__((noinline)) dart_ret_t flush_queued(void)
 
 /*
  * The flushes of one unit: the hot paths are a cached route to memory this
- * process loads and stores, and one along the UCX path. A hit means that
- * one thread runs DART (the cache is empty under DART_THREAD_MULTIPLE), so
- * the flag alone tells whether puts left stores to fence.
+ * process loads and stores, and one along a path with a cached flush. A
+ * hit means that one thread runs DART (the cache is empty under
+ * DART_THREAD_MULTIPLE), so the flag alone tells whether puts left stores
+ * to fence.
  */
 static inline __attribute__((always_inline)) dart_ret_t
 flush_one(const char *func, dart_gptr_t gptr, bool local)
 {
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, 0);
   if (__builtin_expect(e == NULL || !dart__path_load_store(e->path), 0)) {
-    if (e != NULL && e->path == DART__PATH_UCX &&
-        dart__onesided__acc_queued == 0)
-      return dart__ucx__cached_flush(func, e);
+    if (e != NULL && dart__onesided__acc_queued == 0) {
+      const dart__path_ops_t *path = dart__onesided__paths[e->path];
+      if (path->cached_flush != NULL) return path->cached_flush(func, e);
+    }
     return flush_rest(func, gptr, local);
   }
   if (__builtin_expect(dart__onesided__acc_queued != 0, 0))

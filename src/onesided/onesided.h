@@ -65,26 +65,100 @@ void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
  * atomics (path_shm.c). */
 void dart__onesided__cpu_atomic(const dart__atomic_t *a, char *p);
 
-/* A path: how one route class moves data (one file per path). */
+/*
+ * A path: how one route class moves data, reached only through this table
+ * (after UCX's uct_iface_ops_t). Each path keeps its state private, in its
+ * own files. Slots a path has no use for are NULL; the runtime asks the
+ * table, never which path it is.
+ */
 typedef struct {
+  /* what DART_INFO says it moves data with */
+  const char *info;
+
+  /* ---- life: a remote transport's ---- */
+  /* Collective over all units at dart_init, where units reach others
+   * through the remote path; falls back to MPI (with a warning) when the
+   * transport cannot start on every unit. fini: at dart_exit, after every
+   * segment is gone. */
+  dart_ret_t (*init)(void);
+  void (*fini)(void);
+  /* its own report for DART_INFO */
+  void (*print_info)(FILE *out);
+  /* whether it moves CUDA device memory itself */
+  bool (*device_memory)(void);
+
+  /* ---- transfers ---- */
   dart_ret_t (*put)(const dart__xfer_t *x, dart__mode_t mode,
                     dart_handle_t *handle);
   dart_ret_t (*get)(const dart__xfer_t *x, dart__mode_t mode,
                     dart_handle_t *handle);
-  /* completion of everything sent to unit of team: remote, local (func:
-   * the public function, for errors) */
+  /* The public functions' fast path: bytes (at most INT_MAX) of host
+   * memory between local and t, one basic type on both sides. */
+  dart_ret_t (*contig)(const char *func, const dart__target_t *t,
+                       void *local, size_t bytes, bool is_put,
+                       dart__mode_t mode, dart_handle_t *handle);
+  /* Their hot paths, along a route cache entry of the path (its own state
+   * for the route in e->remote), to offset of the part: blocking, and
+   * started (handle NULL) or with a handle. */
+  dart_ret_t (*cached_get_blocking)(dart__route_cache_t *e, uint64_t offset,
+                                    void *local, size_t bytes);
+  dart_ret_t (*cached_put_blocking)(dart__route_cache_t *e, uint64_t offset,
+                                    const void *local, size_t bytes);
+  dart_ret_t (*cached_start)(dart__route_cache_t *e, uint64_t offset,
+                             void *local, size_t bytes, bool is_put,
+                             dart_handle_t *handle);
+
+  /* ---- completion ---- */
+  /* of everything sent to unit of team: remote, local (func: the public
+   * function, for errors) */
   dart_ret_t (*flush)(const char *func, dart__team_t *team, int unit);
   dart_ret_t (*flush_local)(const char *func, dart__team_t *team, int unit);
-  /* completion of everything this unit started on the path towards the
-   * units of team (NULL: of every team); NULL where every operation is
-   * complete on return */
+  /* dart_flush's and dart_flush_local's along a route cache entry of the
+   * path, with no accumulate queued for CPU atomics */
+  dart_ret_t (*cached_flush)(const char *func, dart__route_cache_t *e);
+  /* of everything this unit started on the path towards the units of
+   * team (NULL: of every team); NULL where every operation is complete on
+   * return */
   dart_ret_t (*flush_all)(const char *func, dart__team_t *team);
+
+  /* ---- atomics ---- */
   /* complete on return, ordered (seq_cst) with what the caller does next;
    * except accumulates the UCX path starts (dart_communication.h) */
   dart_ret_t (*atomic)(const dart__atomic_t *a);
-  /* A remote transport's own barrier among comm's units, for the units of
-   * a team that meet across nodes (collective over comm): *out NULL where
-   * it has none here, on every unit (then MPI's serves); NULL: never. */
+  /* dart_accumulate's hot path along a route cache entry whose atomics
+   * take the path: one element of size 4 or 8 at offset of the part,
+   * aligned, whose operation is one instruction, with no accumulate queued
+   * for CPU atomics; only started. */
+  dart_ret_t (*cached_accumulate)(const char *func, dart__route_cache_t *e,
+                                  uint64_t offset, const void *value,
+                                  size_t size, dart_operation_t op);
+
+  /* ---- memory: a remote transport's ---- */
+  /* This unit's part of seg, len bytes the transport allocates itself
+   * (seg->mybase), which its shared-memory transports reach without the
+   * owner's progress. */
+  dart_ret_t (*seg_alloc)(const char *func, dart__segment_t *seg,
+                          size_t len);
+  /* Collective over seg's team: registers this unit's part and exchanges
+   * what the units need to reach each other's. Both keep their state in
+   * seg->transport, which seg_release frees (also after a failure). */
+  dart_ret_t (*seg_register)(const char *func, dart__segment_t *seg);
+  void (*seg_release)(dart__segment_t *seg);
+  /* Memory of this unit's own outside the segments (grown pool chunks):
+   * its registration *mem and the packed key others unpack. */
+  dart_ret_t (*mem_register)(const char *func, void *base, size_t len,
+                             void **mem, void **packed, size_t *packed_len);
+  void (*mem_deregister)(void *mem, void *packed);
+  /* A key of global unit's unpacked into *slot, unless another thread was
+   * first: *key gets the slot's. */
+  dart_ret_t (*key_unpack)(const char *func, int unit, const void *packed,
+                           _Atomic(void *) *slot, void **key);
+  void (*key_destroy)(void *key);
+
+  /* ---- barrier: a remote transport's own ---- */
+  /* Among comm's units, for the units of a team that meet across nodes
+   * (collective over comm): *out NULL where it has none here, on every
+   * unit (then MPI's serves). */
   dart_ret_t (*barrier_create)(const char *func, MPI_Comm comm, void **out);
   /* Returns once every unit of b's communicator has entered; serves
    * peers' operations while it waits. */
@@ -93,8 +167,16 @@ typedef struct {
 } dart__path_ops_t;
 
 /* The paths by route (dart_path_t), and operations counted per path
- * (statistics: relaxed, without a locked read-modify-write). */
-extern const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT];
+ * (statistics: relaxed, without a locked read-modify-write). Hidden:
+ * addressed relative to the code, not through the GOT. */
+extern const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT]
+    __attribute__((visibility("hidden")));
+
+/* The remote transport's path (DART_TRANSPORT, once started). */
+static inline const dart__path_ops_t *dart__onesided__remote(void)
+{
+  return dart__onesided__paths[dart__rt.remote_path];
+}
 
 /* Every path's flush_all: what dart_flush_all, dart_barrier (team NULL)
  * and a segment's end complete. Returns the first failure, after trying
@@ -171,208 +253,9 @@ extern const dart__path_ops_t dart__path_ucx;
 dart_ret_t dart__mpi__init(void);
 void dart__mpi__fini(void);
 
-/* A contiguous transfer of at most INT_MAX bytes between local (host
- * memory) and t over the MPI path, without the path table (the public
- * functions' fast path). Failures are logged as func. */
-dart_ret_t dart__mpi__contig(const char *func, const dart__target_t *t,
-                             void *local, size_t bytes, bool is_put,
-                             dart__mode_t mode, dart_handle_t *handle);
-
-/*
- * ---- the UCX transport (path_ucx.c) ----
- * Active when DART_TRANSPORT=ucx and UCX started on every unit
- * (dart__rt.transport). Without UCX in the build these do nothing.
- */
-#ifdef DART_HAVE_UCX
-/* Collective over all units at dart_init: context, worker, addresses. Falls
- * back to the MPI transport (with a warning) when UCX cannot start. */
-dart_ret_t dart__ucx__init(void);
-/* Collective at dart_exit, after every segment is gone. */
-void dart__ucx__fini(void);
-/* A contiguous transfer of bytes between local (host memory) and t:
- * the UCX path without the path table (the public functions' fast
- * path; ucx_xfer's contiguous case). Failures are logged as func. */
-dart_ret_t dart__ucx__contig(const char *func, const dart__target_t *t,
-                            void *local, size_t bytes, bool is_put,
-                            dart__mode_t mode, dart_handle_t *handle);
-/* The same along a cached route whose path is UCX, to offset of its part:
- * the public functions' hot paths, blocking, and started (handle NULL) or
- * with a handle. */
-dart_ret_t dart__ucx__get_blocking(dart__route_cache_t *e, uint64_t offset,
-                                  void *local, size_t bytes);
-dart_ret_t dart__ucx__put_blocking(dart__route_cache_t *e, uint64_t offset,
-                                  const void *local, size_t bytes);
-dart_ret_t dart__ucx__cached(dart__route_cache_t *e, uint64_t offset,
-                            void *local, size_t bytes, bool is_put,
-                            dart_handle_t *handle);
-/* dart_flush's and dart_flush_local's along a cached route whose path is
- * UCX, with no accumulate queued for CPU atomics. */
-dart_ret_t dart__ucx__cached_flush(const char *func, dart__route_cache_t *e);
-/* dart_accumulate's hot path along a cached route whose atomics are
- * UCX's: a deferrable accumulate of one element of size 4 or 8 at offset
- * of the part, aligned, with no accumulate queued for CPU atomics, only
- * started. Failures are logged as func. */
-dart_ret_t dart__ucx__cached_accumulate(const char *func,
-                                       dart__route_cache_t *e,
-                                       uint64_t offset, const void *value,
-                                       size_t size, dart_operation_t op);
-/* Collective over seg's team: registers this unit's part and exchanges
- * the packed rkeys; and the reverse, once nobody accesses the segment. */
-dart_ret_t dart__ucx__seg_register(const char *func, dart__segment_t *seg);
-void dart__ucx__seg_deregister(dart__segment_t *seg);
-/* len bytes of memory UCX allocates, which its shared-memory transports
- * reach without the owner's progress (logged on failure); freed by
- * dart__ucx__mem_deregister(memh, NULL). */
-dart_ret_t dart__ucx__mem_alloc(const char *func, size_t len, void **memh,
-                                char **base);
-/* Memory of this unit's own outside the segments (grown pool chunks):
- * its registration and packed key. A key of global unit's unpacked (the
- * endpoint made if need be) into the cache slot, unless another thread
- * was first: *rkey gets the slot's key. Failures are logged as func. */
-dart_ret_t dart__ucx__mem_register(const char *func, void *base, size_t len,
-                                   void **memh, void **packed,
-                                   size_t *packed_len);
-void dart__ucx__mem_deregister(void *memh, void *packed);
-dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
-                                  const void *packed, _Atomic(void *) *slot,
-                                  void **rkey);
-void dart__ucx__rkey_destroy(void *rkey);
-/* The UCX transports the endpoints use, for DART_INFO. */
-void dart__ucx__print_info(FILE *out);
-/* Whether the UCP context reports CUDA memory support (CUDA-aware UCX). */
-bool dart__ucx__cuda_memory(void);
-#else
-static inline dart_ret_t dart__ucx__init(void) { return DART_OK; }
-static inline void dart__ucx__fini(void) {}
-static inline dart_ret_t dart__ucx__contig(const char *func,
-                                           const dart__target_t *t,
-                                           void *local, size_t bytes,
-                                           bool is_put, dart__mode_t mode,
-                                           dart_handle_t *handle)
-{
-  (void)func;
-  (void)t;
-  (void)local;
-  (void)bytes;
-  (void)is_put;
-  (void)mode;
-  (void)handle;
-  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
-}
-static inline dart_ret_t dart__ucx__get_blocking(dart__route_cache_t *e,
-                                                 uint64_t offset, void *local,
-                                                 size_t bytes)
-{
-  (void)e;
-  (void)offset;
-  (void)local;
-  (void)bytes;
-  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
-}
-static inline dart_ret_t dart__ucx__put_blocking(dart__route_cache_t *e,
-                                                 uint64_t offset,
-                                                 const void *local,
-                                                 size_t bytes)
-{
-  (void)e;
-  (void)offset;
-  (void)local;
-  (void)bytes;
-  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
-}
-static inline dart_ret_t dart__ucx__cached(dart__route_cache_t *e,
-                                           uint64_t offset, void *local,
-                                           size_t bytes, bool is_put,
-                                           dart_handle_t *handle)
-{
-  (void)e;
-  (void)offset;
-  (void)local;
-  (void)bytes;
-  (void)is_put;
-  (void)handle;
-  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
-}
-static inline dart_ret_t dart__ucx__cached_flush(const char *func,
-                                                 dart__route_cache_t *e)
-{
-  (void)func;
-  (void)e;
-  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
-}
-static inline dart_ret_t dart__ucx__cached_accumulate(const char *func,
-                                                      dart__route_cache_t *e,
-                                                      uint64_t offset,
-                                                      const void *value,
-                                                      size_t size,
-                                                      dart_operation_t op)
-{
-  (void)func;
-  (void)e;
-  (void)offset;
-  (void)value;
-  (void)size;
-  (void)op;
-  return DART_ERR_OTHER; /* no route takes the UCX path without UCX */
-}
-static inline dart_ret_t dart__ucx__seg_register(const char *func,
-                                                 dart__segment_t *seg)
-{
-  (void)func;
-  (void)seg;
-  return DART_ERR_OTHER;
-}
-static inline void dart__ucx__seg_deregister(dart__segment_t *seg)
-{
-  (void)seg;
-}
-static inline dart_ret_t dart__ucx__mem_alloc(const char *func, size_t len,
-                                              void **memh, char **base)
-{
-  (void)func;
-  (void)len;
-  (void)memh;
-  (void)base;
-  return DART_ERR_OTHER;
-}
-static inline dart_ret_t dart__ucx__mem_register(const char *func,
-                                                 void *base, size_t len,
-                                                 void **memh, void **packed,
-                                                 size_t *packed_len)
-{
-  (void)func;
-  (void)base;
-  (void)len;
-  (void)memh;
-  (void)packed;
-  (void)packed_len;
-  return DART_ERR_OTHER;
-}
-static inline void dart__ucx__mem_deregister(void *memh, void *packed)
-{
-  (void)memh;
-  (void)packed;
-}
-static inline dart_ret_t dart__ucx__rkey_unpack(const char *func, int unit,
-                                                const void *packed,
-                                                _Atomic(void *) *slot,
-                                                void **rkey)
-{
-  (void)func;
-  (void)unit;
-  (void)packed;
-  (void)slot;
-  (void)rkey;
-  return DART_ERR_OTHER;
-}
-static inline void dart__ucx__rkey_destroy(void *rkey) { (void)rkey; }
-static inline void dart__ucx__print_info(FILE *out) { (void)out; }
-static inline bool dart__ucx__cuda_memory(void) { return false; }
-#endif
-
 /*
  * ---- the CMA path (path_cma.c) ----
- * Node peers' memory outside shared windows, by process_vm_readv/writev.
+ * Node peers' memory outside shared windows, by cross-memory attach.
  * dart__cma__init (collective at dart_init) finds out whether this process
  * may use it with its node peers, and logs the fallback when not.
  */

@@ -140,10 +140,12 @@ static dart_ret_t cma_flush(const char *func, dart__team_t *team,
 
 /* complete on return: no flush_all; no atomics (routes of registered
  * memory take the remote transport's) */
-const dart__path_ops_t dart__path_cma = {.put = cma_put,
-                                         .get = cma_get,
-                                         .flush = cma_flush,
-                                         .flush_local = cma_flush};
+const dart__path_ops_t dart__path_cma = {
+    .info = "cma (process_vm_readv/writev)",
+    .put = cma_put,
+    .get = cma_get,
+    .flush = cma_flush,
+    .flush_local = cma_flush};
 
 /* What a peer reads from us to find out whether CMA works. */
 static const uint64_t probe = UINT64_C(0x434d4150524f4245);

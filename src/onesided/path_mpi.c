@@ -46,7 +46,7 @@ static dart_ret_t finish(const char *func, dart__team_t *team, int unit,
   return DART_OK;
 }
 
-dart_ret_t dart__mpi__contig(const char *func, const dart__target_t *t,
+static dart_ret_t mpi_contig(const char *func, const dart__target_t *t,
                              void *local, size_t bytes, bool is_put,
                              dart__mode_t mode, dart_handle_t *handle)
 {
@@ -243,12 +243,15 @@ static dart_ret_t mpi_flush_all(const char *func, dart__team_t *team)
   return team ? dart__team__flush_window(team) : dart__team__flush_windows();
 }
 
-const dart__path_ops_t dart__path_mpi = {.put = mpi_put,
-                                         .get = mpi_get,
-                                         .flush = mpi_flush,
-                                         .flush_local = mpi_flush,
-                                         .flush_all = mpi_flush_all,
-                                         .atomic = mpi_atomic};
+const dart__path_ops_t dart__path_mpi = {
+    .info = "mpi (MPI RMA on dynamic windows)",
+    .put = mpi_put,
+    .get = mpi_get,
+    .contig = mpi_contig,
+    .flush = mpi_flush,
+    .flush_local = mpi_flush,
+    .flush_all = mpi_flush_all,
+    .atomic = mpi_atomic};
 
 /* MPI's one-sided operations may wait for their target to enter MPI (Open
  * MPI's osc/pt2pt serves them from its progress engine): where a team has

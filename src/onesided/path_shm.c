@@ -172,15 +172,18 @@ static dart_ret_t shm_flush_all(const char *func, dart__team_t *team)
   return DART_OK;
 }
 
-const dart__path_ops_t dart__path_self = {.put = shm_put,
+const dart__path_ops_t dart__path_self = {.info = "self (memcpy)",
+                                          .put = shm_put,
                                           .get = shm_get,
                                           .flush = shm_flush,
                                           .flush_local = shm_flush,
                                           .flush_all = shm_flush_all,
                                           .atomic = shm_atomic};
-const dart__path_ops_t dart__path_shm = {.put = shm_put,
-                                         .get = shm_get,
-                                         .flush = shm_flush,
-                                         .flush_local = shm_flush,
-                                         .flush_all = shm_flush_all,
-                                         .atomic = shm_atomic};
+const dart__path_ops_t dart__path_shm = {
+    .info = "shm (memcpy through shared windows)",
+    .put = shm_put,
+    .get = shm_get,
+    .flush = shm_flush,
+    .flush_local = shm_flush,
+    .flush_all = shm_flush_all,
+    .atomic = shm_atomic};

@@ -113,6 +113,7 @@ static void print_info(void)
 {
   const bool ucx = dart__rt.transport == DART__TRANSPORT_UCX;
   const char *remote = ucx ? "ucx" : "mpi";
+  const dart__path_ops_t *const *paths = dart__onesided__paths;
   printf("libdart %s: %d units on %d node(s)%s\n", DART_VERSION_STR,
          dart__rt.size, dart__rt.num_nodes,
          dart__base__config.units_per_node ? " (emulated)" : "");
@@ -122,20 +123,20 @@ static void print_info(void)
          : dart__rt.num_nodes == 1 && dart__base__config.shm
              ? " (UCX not started: one node, no remote path)"
              : " (UCX did not start)");
-  printf("paths: own memory self (memcpy)\n");
+  printf("paths: own memory %s\n", paths[DART__PATH_SELF]->info);
   if (dart__base__config.shm)
-    printf("  node peers' allocations: shm (memcpy through shared windows)\n"
+    printf("  node peers' allocations: %s\n"
            "  node peers' registered memory and grown pools: %s\n",
-           dart__cma__usable() ? "cma (process_vm_readv/writev)" : remote);
+           paths[DART__PATH_SHM]->info,
+           dart__cma__usable() ? paths[DART__PATH_CMA]->info : remote);
   else
     printf("  node peers: %s (DART_SHM=0)\n", remote);
-  printf("  other nodes: %s", ucx ? "ucx (ucp_put_nbx/get_nbx/atomic_op_nbx)"
-                                  : "mpi (MPI RMA on dynamic windows");
+  printf("  other nodes: %s", dart__onesided__remote()->info);
 #ifdef OPEN_MPI
   const char *osc = getenv("OMPI_MCA_osc");
   if (!ucx) printf(", Open MPI osc=%s", osc ? osc : "default");
 #endif
-  printf("%s\n", ucx ? "" : ")");
+  printf("\n");
   printf("  atomics: CPU atomics when a team is on one node, else %s\n",
          remote);
   printf("  queued accumulates (CPU atomics): %s\n",
@@ -146,7 +147,7 @@ static void print_info(void)
          : !dart__base__config.htm
              ? "locked instructions (DART_HTM=0)"
              : "locked instructions (no hardware transactions on this CPU)");
-  dart__ucx__print_info(stdout);
+  if (paths[DART__PATH_UCX] != NULL) paths[DART__PATH_UCX]->print_info(stdout);
   dart__gpu__print_info(stdout);
   printf("barrier: %s; waits %s\n",
          dart__base__config.shm
@@ -200,6 +201,8 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
 #endif
   dart__rt.thread_level = *provided == MPI_THREAD_MULTIPLE
                               ? DART_THREAD_MULTIPLE : DART_THREAD_SINGLE;
+  /* the UCX transport, where it was built */
+  const dart__path_ops_t *ucx = dart__onesided__paths[DART__PATH_UCX];
   dart__onesided__acc_init();
   if ((ret = dart__globmem__dtype_init()) != DART_OK) goto fail_comm;
   if ((ret = dart__globmem__op_init()) != DART_OK) goto fail_dtype;
@@ -211,7 +214,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
    * they meet in shared memory and through CMA, and starting UCX would
    * cost more than all the rest of dart_init */
   if (dart__rt.num_nodes > 1 || !dart__base__config.shm) {
-    if ((ret = dart__ucx__init()) != DART_OK) goto fail_mpi;
+    if (ucx != NULL && (ret = ucx->init()) != DART_OK) goto fail_mpi;
     if ((ret = dart__team__barrier_remote_start(
              "dart_init", dart__team__get(DART_TEAM_ALL))) != DART_OK)
       goto fail_ucx;
@@ -234,7 +237,7 @@ fail_cma_only:
 fail_barrier:
   dart__team__barrier_remote_stop(dart__team__get(DART_TEAM_ALL));
 fail_ucx:
-  dart__ucx__fini();
+  if (ucx != NULL) ucx->fini();
 fail_mpi:
   dart__mpi__fini();
 fail_teams:
@@ -283,7 +286,8 @@ dart_ret_t dart_exit(void)
   dart__team__fini_all();
   dart__gpu__fini();
   dart__cma__fini();
-  dart__ucx__fini();
+  if (dart__onesided__paths[DART__PATH_UCX] != NULL)
+    dart__onesided__paths[DART__PATH_UCX]->fini();
   dart__mpi__fini();
   dart__globmem__op_fini();
   dart__globmem__dtype_fini();
