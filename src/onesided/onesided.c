@@ -162,11 +162,13 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
 }
 
 /*
- * Off the hot path: the same copy to memory this process loads and
- * stores, and the path's contig slot (its result in *ret), when there is
- * one basic type on both sides and no device backend. Building the
- * transfer and its put or get cost more than an 8-byte copy or a put to
- * UCX's shared memory. False, with nothing done, for anything else.
+ * A route cache miss of one basic type on both sides, at most INT_MAX
+ * bytes and no device backend: resolved once, then copied right here to
+ * memory this process loads and stores, or handed to the path's contig
+ * slot, which every host path that does not load and store has (its
+ * result in *ret). Building the transfer and its put or get cost more
+ * than an 8-byte copy or a put to UCX's shared memory. False, with nothing
+ * done, for anything else (routed_transfer validates and resolves it).
  */
 static inline __attribute__((always_inline)) bool
 fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
@@ -178,14 +180,15 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
       fast_bytes(local, nelem, local_type, remote_type, mode, handle);
   /* with a device backend, routed_transfer tells device from host memory
    * (a call here would keep every argument alive across it) */
-  if (bytes == 0 || dart__gpu.ops != NULL || !dart__rt.initialized)
+  if (bytes == 0 || bytes > INT_MAX || dart__gpu.ops != NULL ||
+      !dart__rt.initialized)
     return false;
   dart__target_t target;
   if (!dart__globmem__route_at(gptr, bytes, &target)) return false;
   const int path = target.route->path;
   if (!dart__path_load_store(path)) {
     const dart__path_ops_t *ops = dart__onesided__paths[path];
-    if (ops->contig == NULL || bytes > INT_MAX) return false;
+    if (__builtin_expect(ops->contig == NULL, 0)) return false; /* none */
     dart__onesided__count_op(path);
     *ret = ops->contig(func, &target, local, bytes, is_put, mode, handle);
     return true;
@@ -197,8 +200,9 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   return true;
 }
 
-/* Any transfer: validated, resolved and sent along its route's path. Out
- * of line, so that the public functions around fast_transfer stay small. */
+/* Any other transfer: validated, resolved and sent along its route's
+ * path. Out of line, so that the public functions around fast_transfer
+ * stay small. */
 static __attribute__((noinline)) dart_ret_t
 routed_transfer(const char *func, dart_gptr_t gptr, void *local,
                 size_t nelem, dart_datatype_t local_type,
@@ -502,11 +506,7 @@ static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
     ret = local && h->is_put ? path->flush_local(func, team, h->unit)
                              : path->flush(func, team, h->unit);
   }
-  if (ret != DART_OK) {
-    DART_LOG_ERROR_IN(func, "completing the operation on unit %d failed",
-                      h->unit);
-    return ret;
-  }
+  if (ret != DART_OK) return ret; /* logged where it failed */
   dart__onesided__handle_release(h);
   *handle = DART_HANDLE_NULL;
   return DART_OK;

@@ -115,6 +115,20 @@ static dart_ret_t cma_xfer(const dart__xfer_t *x, bool is_put,
   return DART_OK;
 }
 
+static dart_ret_t cma_contig(const char *func, const dart__target_t *t,
+                             void *local, size_t bytes, bool is_put,
+                             dart__mode_t mode, dart_handle_t *handle)
+{
+  struct iovec iov = {.iov_base = local, .iov_len = bytes};
+  struct iovec rem = {
+      .iov_base = (void *)(uintptr_t)(t->route->addr + t->offset),
+      .iov_len = bytes};
+  /* complete on return, and a failed one leaves a handle that waits for
+   * nothing (as routed_transfer's) */
+  if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+  return cma_move(func, is_put, t->team->members[t->unit], &iov, &rem, 1);
+}
+
 static dart_ret_t cma_put(const dart__xfer_t *x, dart__mode_t mode,
                           dart_handle_t *handle)
 {
@@ -144,6 +158,7 @@ const dart__path_ops_t dart__path_cma = {
     .info = "cma (process_vm_readv/writev)",
     .put = cma_put,
     .get = cma_get,
+    .contig = cma_contig,
     .flush = cma_flush,
     .flush_local = cma_flush};
 

@@ -94,28 +94,17 @@ ucp_ep_h dart__ucx__ep_create(const char *func, int unit)
   return ep;
 }
 
-dart_ret_t dart__ucx__remote_of(const char *func, const dart__target_t *t,
-                                dart__ucx_remote_t *r)
+/* The segment's key of team unit u, unpacked on its first use. */
+__attribute__((noinline)) dart_ret_t
+dart__ucx__seg_key(const char *func, const dart__segment_t *seg, int u,
+                   int unit, ucp_rkey_h *rkey)
 {
-  r->unit = t->team->members[t->unit];
-  r->ep = dart__ucx__ep_of(func, r->unit);
-  if (__builtin_expect(r->ep == NULL, 0)) return DART_ERR_OTHER;
-  /* a route's own key (grown pool chunks), else the segment's */
-  r->rkey = t->route->key;
-  if (r->rkey == NULL) {
-    dart__ucx_seg_t *s = t->seg->transport;
-    r->rkey = atomic_load_explicit(&s->rkeys[t->unit], memory_order_acquire);
-    if (__builtin_expect(r->rkey == NULL, 0)) {
-      void *rkey;
-      dart_ret_t ret = dart__ucx__key_unpack(func, r->unit,
-                                             s->packed + s->packed_off[t->unit],
-                                             &s->rkeys[t->unit], &rkey);
-      if (ret != DART_OK) return ret;
-      r->rkey = rkey;
-    }
-  }
-  r->addr = t->route->addr + t->offset;
-  return DART_OK;
+  dart__ucx_seg_t *s = seg->transport;
+  void *key;
+  dart_ret_t ret = dart__ucx__key_unpack(
+      func, unit, s->packed + s->packed_off[u], &s->rkeys[u], &key);
+  if (ret == DART_OK) *rkey = key;
+  return ret;
 }
 
 dart_ret_t dart__ucx__complete_all(const char *func)

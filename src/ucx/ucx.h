@@ -174,9 +174,28 @@ static inline ucp_ep_h dart__ucx__ep_of(const char *func, int unit)
   return dart__ucx__ep_create(func, unit);
 }
 
-/* Where an operation on t goes (its key unpacked on first use). */
-dart_ret_t dart__ucx__remote_of(const char *func, const dart__target_t *t,
-                                dart__ucx_remote_t *r);
+/* The segment's key of team unit u (global unit), unpacked into its slot
+ * on first use. */
+dart_ret_t dart__ucx__seg_key(const char *func, const dart__segment_t *seg,
+                              int u, int unit, ucp_rkey_h *rkey);
+
+/* Where an operation on t goes: the route's own key (grown pool chunks),
+ * else the segment's. */
+static inline dart_ret_t dart__ucx__remote_of(const char *func,
+                                              const dart__target_t *t,
+                                              dart__ucx_remote_t *r)
+{
+  r->unit = t->team->members[t->unit];
+  r->ep = dart__ucx__ep_of(func, r->unit);
+  if (__builtin_expect(r->ep == NULL, 0)) return DART_ERR_OTHER;
+  r->addr = t->route->addr + t->offset;
+  r->rkey = t->route->key;
+  if (r->rkey != NULL) return DART_OK;
+  const dart__ucx_seg_t *s = t->seg->transport;
+  r->rkey = atomic_load_explicit(&s->rkeys[t->unit], memory_order_acquire);
+  if (__builtin_expect(r->rkey != NULL, 1)) return DART_OK;
+  return dart__ucx__seg_key(func, t->seg, t->unit, r->unit, &r->rkey);
+}
 
 /* Remote completion of what went to ep and has completed locally.
  * UCX's shared-memory transports put with the origin's own stores, which
