@@ -7,9 +7,9 @@
 #include <threads.h>
 
 #include "base/ralloc.h"
-#include "globmem/datatype.h"
+#include "base/runtime.h"
 #include "globmem/globmem.h"
-#include "team/runtime.h"
+#include "types/datatype.h"
 
 #define ALLOCATOR_MAGIC 0x64617274616c6c63ULL
 #define ALLOCATOR_ALIGN 16
@@ -99,7 +99,7 @@ dart_ret_t dart_allocator_alloc(size_t nelem, dart_datatype_t dtype,
   if (gptr) *gptr = DART_GPTR_NULL;
   DART__CHECK_INIT();
   if (!valid(__func__, allocator)) return DART_ERR_INVAL;
-  const dart__dtype_t *t = dart__globmem__dtype(dtype);
+  const dart__dtype_t *t = dart__types__dtype(dtype);
   if (t == NULL || !t->contiguous || gptr == NULL ||
       nelem > SIZE_MAX / t->elem_size) {
     DART_LOG_ERROR("datatype %ld, %zu elements or gptr %p is invalid",

@@ -9,12 +9,12 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/runtime.h"
 #include "globmem/segment.h"
-#include "team/runtime.h"
 #include "team/team.h"
 
 /* Where an access lands: the route and the offset within it. */
-typedef struct {
+typedef struct dart__target {
   dart__team_t *team;
   dart__segment_t *seg;
   const dart__route_t *route;
@@ -50,13 +50,13 @@ bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size);
  */
 #define DART__ROUTE_CACHE_LEN 64
 
-typedef struct {
+typedef struct dart__route_cache {
   uint64_t key;  /* dart__globmem__route_key of the gptr; 0: empty */
   char *base;    /* the route's */
   uint64_t size; /* the route's */
   /* operations along the route's path since the fill, which the hot paths
    * count here, in a line they have loaded anyway (dart_path_count adds
-   * them up; dart__onesided__path_ops takes them when the entry goes) */
+   * them up; dart__transport__path_ops takes them when the entry goes) */
   uint64_t ops;
   dart__team_t *team;
   dart__segment_t *seg;
@@ -160,7 +160,7 @@ dart__globmem__route_at(dart_gptr_t gptr, size_t span, dart__target_t *target)
   }
   dart__team_t *team = dart__team__get(gptr.teamid);
   if (team == NULL) return false;
-  dart__segment_t *seg = dart__globmem__segtab_get(&team->segs, gptr.segid);
+  dart__segment_t *seg = dart__team__segtab_get(&team->segs, gptr.segid);
   if (seg == NULL || gptr.unitid < 0 || gptr.unitid >= team->size)
     return false;
   const dart__route_t *route = &seg->routes[gptr.unitid];

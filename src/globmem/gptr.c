@@ -3,17 +3,17 @@
 
 #include <string.h>
 
+#include "base/runtime.h"
 #include "globmem/globmem.h"
 #include "gpu/gpu.h"
-#include "onesided/onesided.h"
-#include "team/runtime.h"
+#include "transport/transport.h"
 
 dart__route_cache_t dart__globmem__route_cache[DART__ROUTE_CACHE_LEN];
 
 /* The entry's operations to the path counters, as it goes. */
 static void route_retire(const dart__route_cache_t *e)
 {
-  if (e->key != 0) dart__onesided__count_ops(e->path, e->ops);
+  if (e->key != 0) dart__transport__count_ops(e->path, e->ops);
 }
 
 void dart__globmem__route_fill(dart_gptr_t gptr, const dart__target_t *target)
@@ -60,7 +60,7 @@ dart_ret_t dart__globmem__resolve_miss(const char *func, dart_gptr_t gptr,
     DART_LOG_ERROR_IN(func, "team %d of the gptr does not exist", gptr.teamid);
     return DART_ERR_INVAL;
   }
-  dart__segment_t *seg = dart__globmem__segtab_get(&team->segs, gptr.segid);
+  dart__segment_t *seg = dart__team__segtab_get(&team->segs, gptr.segid);
   if (seg == NULL) {
     DART_LOG_ERROR_IN(func, "segment %d of team %d does not exist (freed?)",
                       gptr.segid, gptr.teamid);
@@ -119,7 +119,7 @@ dart_ret_t dart_gptr_getaddr_shared(dart_gptr_t gptr, void **addr)
   if (dart__path_load_store(path))
     base = target.route->base;
   else if (path == DART__PATH_IPC && /* a device address, mapped now */
-           (ret = dart__gpu__seg_part(target.seg, target.unit, &base)) !=
+           (ret = dart__globmem__device_part(target.seg, target.unit, &base)) !=
                DART_OK)
     return ret;
   *addr = base ? base + target.offset : NULL;
@@ -135,7 +135,7 @@ dart_ret_t dart_gptr_setaddr(dart_gptr_t *gptr, void *addr)
   }
   dart__team_t *team = dart__team__get(gptr->teamid);
   dart__segment_t *seg =
-      team ? dart__globmem__segtab_get(&team->segs, gptr->segid) : NULL;
+      team ? dart__team__segtab_get(&team->segs, gptr->segid) : NULL;
   if (seg == NULL) {
     DART_LOG_ERROR("gptr (team %d, segment %d) is not a live allocation",
                    gptr->teamid, gptr->segid);

@@ -21,10 +21,10 @@
 
 #include "base/env.h"
 #include "base/ralloc.h"
-#include "globmem/datatype.h"
+#include "base/runtime.h"
 #include "globmem/globmem.h"
-#include "onesided/onesided.h"
-#include "team/runtime.h"
+#include "transport/transport.h"
+#include "types/datatype.h"
 
 #define POOL_ALIGN 16
 /* room after a chunk for its packed UCX key (a few dozen bytes; a larger
@@ -115,7 +115,7 @@ dart_ret_t dart__globmem__pool_init(void)
 void dart__globmem__pool_fini(void)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
-  const dart__path_ops_t *remote = dart__onesided__remote();
+  const dart__path_ops_t *remote = dart__transport__remote();
   for (int c = 0; c < pool.nchunks; c++) {
     chunk_t *chunk = &pool.chunk[c];
     dart__base__ralloc_destroy(&chunk->ra);
@@ -148,7 +148,7 @@ static int pool_grow(size_t bytes)
     return -1;
   }
   const char *func = "dart_memalloc";
-  const dart__path_ops_t *remote = dart__onesided__remote();
+  const dart__path_ops_t *remote = dart__transport__remote();
   const bool keyed = remote->mem_register != NULL && all->size > 1;
   size_t size = pool.chunk[pool.nchunks - 1].size * 2;
   /* DART_LOCAL_POOL may be 0: doubling needs a start */
@@ -215,7 +215,7 @@ dart_ret_t dart_memalloc(size_t nelem, dart_datatype_t dtype,
                          dart_gptr_t *gptr)
 {
   DART__CHECK_INIT();
-  const dart__dtype_t *t = dart__globmem__dtype(dtype);
+  const dart__dtype_t *t = dart__types__dtype(dtype);
   if (t == NULL || !t->contiguous || gptr == NULL) {
     DART_LOG_ERROR("datatype %ld is not a known contiguous type, or gptr %p "
                    "is NULL", (long)dtype, (void *)gptr);
@@ -304,7 +304,7 @@ static void dir_target(int unit, size_t at, size_t bytes,
 static dart_ret_t fetch_key(const char *func, int unit,
                             const dir_entry_t *entry, _Atomic(void *) *slot)
 {
-  const dart__path_ops_t *remote = dart__onesided__remote();
+  const dart__path_ops_t *remote = dart__transport__remote();
   if (entry->key_len > POOL_KEY_ROOM || remote->key_unpack == NULL) {
     DART_LOG_ERROR_IN(func, "unit %d lists a key of %llu bytes", unit,
                       (unsigned long long)entry->key_len);
@@ -312,7 +312,7 @@ static dart_ret_t fetch_key(const char *func, int unit,
   }
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
   unsigned char key[POOL_KEY_ROOM];
-  const dart__dtype_t *byte = &dart__globmem__basic_types[DART_TYPE_BYTE];
+  const dart__dtype_t *byte = &dart__types__basic_types[DART_TYPE_BYTE];
   dart__route_t route = {.disp = (MPI_Aint)(entry->disp + entry->size),
                          .size = entry->key_len,
                          .path = DART__PATH_MPI};
@@ -343,8 +343,8 @@ static dart_ret_t fetch_chunk(const char *func, int unit, uint64_t c,
     memcpy(&entry, (const char *)dir + at, sizeof entry);
   } else {
     /* the count first: entries are written before it is raised */
-    const dart__dtype_t *u64 = &dart__globmem__basic_types[DART_TYPE_ULONGLONG];
-    const dart__path_ops_t *path = dart__onesided__paths[r0->path];
+    const dart__dtype_t *u64 = &dart__types__basic_types[DART_TYPE_ULONGLONG];
+    const dart__path_ops_t *path = dart__transport__paths[r0->path];
     dart__target_t t;
     dart__xfer_t x = {&t, &published, u64, u64, 1, func};
     dir_target(unit, offsetof(pool_dir_t, nchunks), sizeof published, &t);

@@ -4,13 +4,13 @@
 #include <unistd.h>
 
 #include "base/env.h"
-#include "globmem/datatype.h"
+#include "base/runtime.h"
 #include "globmem/globmem.h"
 #include "gpu/gpu.h"
-#include "onesided/acc_queue.h"
-#include "onesided/onesided.h"
 #include "progress/progress.h"
-#include "team/runtime.h"
+#include "transport/acc_queue.h"
+#include "transport/transport.h"
+#include "types/datatype.h"
 
 #define SEG_ALIGN 64
 /* part sizes from FAILED_PART - DART_ERR_OTHER up say "this unit failed
@@ -21,24 +21,6 @@
  * transport, and what its segment table offers (NO_SLOT: nothing). */
 enum { PART_SIZE, PART_DISP, PART_ADDR, PART_NEXT, PART_FRESH, PART_FIELDS };
 #define NO_SLOT UINT64_MAX
-
-const dart__path_props_t dart__path_props[DART_PATH_COUNT] = {
-    [DART__PATH_SELF] = {.load_store = true, .mapped = true},
-    [DART__PATH_SHM] = {.load_store = true, .mapped = true},
-    [DART__PATH_MPI] = {0},
-    [DART__PATH_UCX] = {0},
-    [DART__PATH_CMA] = {0},
-    [DART__PATH_IPC] = {.mapped = true, .device = true},
-    [DART__PATH_STAGE] = {.device = true},
-};
-
-void dart__globmem__segtab_init(dart__segtab_t *tab)
-{
-  const dart__slots_reuse_t reuse = dart__base__config.segid_reuse;
-  dart__base__slots_init(&tab->alloc, INT16_MAX, reuse);
-  dart__base__slots_init(&tab->reg, INT16_MAX, reuse);
-  tab->pool = NULL;
-}
 
 void dart__globmem__segtab_fini(dart__team_t *team)
 {
@@ -63,8 +45,8 @@ static void seg_release(dart__segment_t *seg)
 {
   /* detached before UCX frees a part it allocated */
   if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
-  if (seg->transport) dart__onesided__remote()->seg_release(seg);
-  if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_release(seg);
+  if (seg->transport) dart__transport__remote()->seg_release(seg);
+  if (seg->memkind == DART_MEMKIND_CUDA) dart__globmem__device_release(seg);
   if (seg->shm_win != MPI_WIN_NULL) MPI_Win_free(&seg->shm_win);
   free(seg->routes);
   free(seg);
@@ -155,7 +137,7 @@ static dart_ret_t place_part(const char *func, dart__segment_t *seg,
     seg->mybase = seg->gpu.alloc;
     return DART_OK;
   }
-  const dart__path_ops_t *remote = dart__onesided__remote();
+  const dart__path_ops_t *remote = dart__transport__remote();
   if (remote->seg_alloc != NULL && seg->remote &&
       dart__base__config.ucx_alloc && (team->node_size == 1 || !shm) &&
       part < free_memory()) {
@@ -199,7 +181,7 @@ static dart_ret_t attach_part(const char *func, dart__segment_t *seg,
   *disp = 0;
   const bool needs_win =
       team->size > 1 && seg->memkind != DART_MEMKIND_CUDA &&
-      ((seg->remote && dart__onesided__remote()->seg_register == NULL) ||
+      ((seg->remote && dart__transport__remote()->seg_register == NULL) ||
        seg->kind == DART__SEG_POOL);
   if (!needs_win) return DART_OK;
   dart_ret_t ret = dart__team__ensure_window(team);
@@ -317,12 +299,12 @@ static dart_ret_t register_part(const char *func, dart__segment_t *seg,
                                 void *addr)
 {
   const bool device = seg->memkind == DART_MEMKIND_CUDA;
-  const dart__path_ops_t *remote = dart__onesided__remote();
+  const dart__path_ops_t *remote = dart__transport__remote();
   dart_ret_t ret = DART_OK;
   if (seg->remote && remote->seg_register != NULL &&
       (!device || dart__gpu.ucx_direct))
     ret = remote->seg_register(func, seg);
-  if (ret == DART_OK && device) ret = dart__gpu__seg_init(func, seg, addr);
+  if (ret == DART_OK && device) ret = dart__globmem__device_init(func, seg, addr);
   return ret;
 }
 
@@ -412,8 +394,8 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
   dart__team_t *team = seg->team;
   dart_ret_t ret = DART_OK;
   /* our own operations on the window are complete */
-  dart__onesided__acc_complete();
-  if (dart__onesided__flush_all(seg->kind == DART__SEG_REGISTER
+  dart__transport__acc_complete();
+  if (dart__transport__flush_all(seg->kind == DART__SEG_REGISTER
                                     ? "dart_team_memderegister"
                                     : "dart_team_memfree",
                                 team) != DART_OK)
@@ -422,7 +404,7 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
     /* a unit deregisters its part on its own, as DART-MPI's
      * MPI_Win_detach: the memory is the caller's, and its peers are done
      * with it when the caller says so */
-    if (seg->memkind == DART_MEMKIND_CUDA) dart__gpu__seg_unmap(seg);
+    if (seg->memkind == DART_MEMKIND_CUDA) dart__globmem__device_unmap(seg);
   } else {
     /* and nobody else's */
     if (dart__progress__barrier("dart_team_memfree", team->comm) !=
@@ -430,7 +412,7 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
       ret = DART_ERR_OTHER;
     /* every mapping of a device part is closed before its owner frees it */
     if (seg->memkind == DART_MEMKIND_CUDA) {
-      dart__gpu__seg_unmap(seg);
+      dart__globmem__device_unmap(seg);
       if (dart__progress__barrier("dart_team_memfree", team->comm) !=
           DART_OK)
         ret = DART_ERR_OTHER;
@@ -455,7 +437,7 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
 static dart_ret_t alloc_bytes(const char *func, size_t nelem,
                               dart_datatype_t dtype, size_t *bytes)
 {
-  const dart__dtype_t *t = dart__globmem__dtype(dtype);
+  const dart__dtype_t *t = dart__types__dtype(dtype);
   if (t == NULL || !t->contiguous) {
     DART_LOG_ERROR_IN(func, "datatype %ld is not a known contiguous type",
                       (long)dtype);

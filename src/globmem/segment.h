@@ -15,36 +15,10 @@
 
 #include "base/ralloc.h"
 #include "base/slots.h"
+#include "transport/transport.h"
 
 struct dart__team;
 struct dart__gpu_export;
-
-/* How a unit's part is reached (dart_path_t values). */
-enum {
-  DART__PATH_SELF = 0,
-  DART__PATH_SHM = 1,
-  DART__PATH_MPI = 2,
-  DART__PATH_UCX = 3,
-  DART__PATH_CMA = 4,
-  DART__PATH_IPC = 5,  /* device memory, own or a node peer's (src/gpu) */
-  DART__PATH_STAGE = 6 /* device memory on another node, host staging */
-};
-
-/* What the runtime asks of a path, by its value (segment.c): code asks
- * these, never the order of the values. */
-typedef struct {
-  bool load_store; /* this process loads and stores the host memory itself,
-                    * and its atomics are CPU atomics (self, shm) */
-  bool mapped;     /* in this process's address space, host or device (self,
-                    * shm, ipc) */
-  bool device;     /* device memory (ipc, stage) */
-} dart__path_props_t;
-extern const dart__path_props_t dart__path_props[];
-
-static inline bool dart__path_load_store(int path)
-{
-  return dart__path_props[path].load_store;
-}
 
 typedef struct {
   char *base;    /* load/store address (SELF, SHM) */
@@ -91,24 +65,25 @@ typedef struct dart__segment {
   } gpu;
 } dart__segment_t;
 
-/* Per team: positive ids, negative ids, and segment 0. */
-typedef struct {
-  dart__slots_t alloc; /* segid = slot + 1 */
-  dart__slots_t reg;   /* segid = -(slot + 1) */
-  dart__segment_t *pool;
-} dart__segtab_t;
-
-static inline dart__segment_t *dart__globmem__segtab_get(
-    const dart__segtab_t *tab, int16_t segid)
-{
-  if (segid > 0) return dart__base__slots_get(&tab->alloc, (uint32_t)segid - 1);
-  if (segid < 0)
-    return dart__base__slots_get(&tab->reg, (uint32_t)(-(int32_t)segid) - 1);
-  return tab->pool;
-}
-
-void dart__globmem__segtab_init(dart__segtab_t *tab);
-/* Frees every segment still in the table (collective over the team). */
+/* Frees every segment still in team's table (collective over the team):
+ * its release (dart__team__on_release). */
 void dart__globmem__segtab_fini(struct dart__team *team);
+
+/*
+ * Device segments (segment_gpu.c, over the device backend of gpu/). init:
+ * collective over seg's team, after the generic fields and routes (this
+ * unit's part at mybase: allocated, or the registered memory at addr):
+ * the exports. unmap closes the peers' mappings, which must happen on
+ * every unit before any owner frees its part; release frees what init and
+ * the allocation took.
+ */
+dart_ret_t dart__globmem__device_init(const char *func, dart__segment_t *seg,
+                                      void *addr);
+void dart__globmem__device_unmap(dart__segment_t *seg);
+void dart__globmem__device_release(dart__segment_t *seg);
+/* Where team unit's part of a device segment starts in this process
+ * (its IPC mapping, opened on first use). */
+dart_ret_t dart__globmem__device_part(dart__segment_t *seg, int unit,
+                                      char **base);
 
 #endif

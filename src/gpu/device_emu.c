@@ -22,6 +22,7 @@
 
 #include "base/env.h"
 #include "gpu/gpu.h"
+#include "transport/cpu_atomic.h"
 
 typedef struct {
   char *dev;  /* the address libdart and the user see */
@@ -316,7 +317,7 @@ static void emu_stream_destroy(void *stream)
 static dart_ret_t emu_atomic(const dart__atomic_t *a, char *p, void *stream)
 {
   emu_stream_sync(stream);
-  dart__onesided__cpu_atomic(a, reach(p));
+  dart__transport__cpu_atomic(a, reach(p));
   return DART_OK;
 }
 

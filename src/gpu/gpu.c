@@ -9,8 +9,9 @@
 #include <string.h>
 
 #include "base/env.h"
+#include "base/runtime.h"
 #include "gpu/gpu.h"
-#include "team/runtime.h"
+#include "team/team.h"
 
 dart__gpu_state_t dart__gpu = {.device = -1};
 
@@ -22,7 +23,7 @@ static struct {
 /* Whether the remote transport moves CUDA device memory itself. */
 static bool remote_device_memory(void)
 {
-  const dart__path_ops_t *remote = dart__onesided__remote();
+  const dart__path_ops_t *remote = dart__transport__remote();
   return remote->device_memory != NULL && remote->device_memory();
 }
 
@@ -74,14 +75,11 @@ dart_ret_t dart__gpu__init(void)
   dart__gpu.devices = devices;
   dart__gpu.device = device;
   dart__gpu.ops = devices > 0 ? ops : NULL;
-  ret = dart__gpu__stage_init();
-  if (ret != DART_OK) dart__gpu__fini();
-  return ret;
+  return DART_OK;
 }
 
 void dart__gpu__fini(void)
 {
-  dart__gpu__stage_fini();
   if (gpu.streams) {
     for (int u = 0; u < dart__rt.size; u++)
       if (gpu.streams[u]) dart__gpu.ops->stream_destroy(gpu.streams[u]);
@@ -183,28 +181,28 @@ dart_ret_t dart__gpu__copy_runs(const dart__xfer_t *x, bool is_put,
   runs_t r = {is_put ? remote : x->local, is_put ? x->local : remote,
               x->local_t->elem_size, stream};
   int failed =
-      is_put ? dart__globmem__dtype_runs(x->remote_t, x->local_t, x->nelem,
+      is_put ? dart__types__dtype_runs(x->remote_t, x->local_t, x->nelem,
                                          copy_run, &r)
-             : dart__globmem__dtype_runs(x->local_t, x->remote_t, x->nelem,
+             : dart__types__dtype_runs(x->local_t, x->remote_t, x->nelem,
                                          copy_run, &r);
   return failed ? DART_ERR_OTHER : DART_OK;
 }
 
 dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
-                                 dart__mode_t mode, dart_handle_t *handle)
+                                 int gunit, char *mapped, dart__mode_t mode,
+                                 dart_handle_t *handle)
 {
-  const dart__target_t *t = x->target;
   const dart__gpu_ops_t *ops = dart__gpu.ops;
   void *stream;
-  dart_ret_t ret = dart__gpu__stream(t->team->members[t->unit], &stream);
+  dart_ret_t ret = dart__gpu__stream(gunit, &stream);
   if (ret != DART_OK) return ret;
-  if (dart__path_load_store(path)) {
+  if (mapped != NULL) {
     /* host memory we map: the device copies straight to or from it */
-    ret = dart__gpu__copy_runs(x, is_put, t->route->base + t->offset, stream);
+    ret = dart__gpu__copy_runs(x, is_put, mapped, stream);
     if (ret == DART_OK) ret = ops->stream_sync(stream);
   } else {
     /* the local span through host memory, then the host path, blocking */
-    size_t bytes = dart__globmem__dtype_span(x->local_t, x->nelem) *
+    size_t bytes = dart__types__dtype_span(x->local_t, x->nelem) *
                    x->local_t->elem_size;
     /* pageable: pinning per call would cost more than it saves (and
      * synchronises the device) */
@@ -216,7 +214,7 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
     }
     dart__xfer_t hx = *x;
     hx.local = host;
-    const dart__path_ops_t *p = dart__onesided__paths[path];
+    const dart__path_ops_t *p = dart__transport__paths[path];
     if (is_put) {
       if ((ret = ops->copy(host, x->local, bytes, stream)) == DART_OK &&
           (ret = ops->stream_sync(stream)) == DART_OK)
@@ -224,7 +222,7 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
     } else if ((ret = p->get(&hx, DART__MODE_BLOCKING, NULL)) == DART_OK) {
       /* back along the local type's runs only: its gaps stay untouched */
       runs_t r = {x->local, host, x->local_t->elem_size, stream};
-      if (dart__globmem__dtype_runs(x->local_t, x->local_t, x->nelem,
+      if (dart__types__dtype_runs(x->local_t, x->local_t, x->nelem,
                                     copy_run, &r) != 0)
         ret = DART_ERR_OTHER;
       if (ret == DART_OK) ret = ops->stream_sync(stream);
@@ -317,57 +315,4 @@ dart_ret_t dart_memkind_copy(void *dst, const void *src, size_t bytes)
   }
   dart_ret_t ret = dart__gpu.ops->copy(dst, src, bytes, NULL);
   return ret == DART_OK ? dart__gpu.ops->stream_sync(NULL) : ret;
-}
-
-static dart_ret_t stream_xfer(const char *func, dart_gptr_t gptr, void *local,
-                              size_t nelem, dart_datatype_t local_type,
-                              dart_datatype_t remote_type, bool is_put,
-                              dart_stream_t stream)
-{
-  dart__target_t target;
-  dart__xfer_t x;
-  dart_ret_t ret = dart__onesided__prepare(func, gptr, local, nelem,
-                                           local_type, remote_type, is_put,
-                                           &target, &x);
-  if (ret != DART_OK) return ret;
-  if (dart__gpu.ops == NULL) {
-    DART_LOG_ERROR_IN(func, "this unit has no CUDA device for streams");
-    return DART_ERR_INVAL;
-  }
-  if (dart__gpu.ops == &dart__gpu_emu && stream != NULL) {
-    DART_LOG_ERROR_IN(func, "emulated devices have no streams: pass NULL");
-    return DART_ERR_INVAL;
-  }
-  const dart__route_t *r = target.route;
-  char *remote = r->base;
-  if (!dart__path_props[r->path].mapped) {
-    DART_LOG_ERROR_IN(func, "unit %d of team %d is reached by path %s: "
-                            "streams reach the caller's own and node "
-                            "peers' memory only",
-                      target.unit, gptr.teamid,
-                      dart_path_name((dart_path_t)r->path));
-    return DART_ERR_INVAL;
-  }
-  if (nelem == 0) return DART_OK;
-  if (r->path == DART__PATH_IPC &&
-      (ret = dart__gpu__seg_part(target.seg, target.unit, &remote)) != DART_OK)
-    return ret;
-  dart__onesided__count_op(r->path);
-  return dart__gpu__copy_runs(&x, is_put, remote + target.offset, stream);
-}
-
-dart_ret_t dart_put_stream(dart_gptr_t gptr, const void *src, size_t nelem,
-                           dart_datatype_t src_type, dart_datatype_t dst_type,
-                           dart_stream_t stream)
-{
-  return stream_xfer(__func__, gptr, (void *)src, nelem, src_type, dst_type,
-                     true, stream);
-}
-
-dart_ret_t dart_get_stream(void *dest, dart_gptr_t gptr, size_t nelem,
-                           dart_datatype_t src_type, dart_datatype_t dst_type,
-                           dart_stream_t stream)
-{
-  return stream_xfer(__func__, gptr, dest, nelem, dst_type, src_type, false,
-                     stream);
 }

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "onesided/onesided.h"
+#include "transport/transport.h"
 
 /* What a node peer needs to map a part of a device allocation. */
 #define DART__GPU_HANDLE_BYTES 64 /* a CUDA IPC memory handle's */
@@ -98,21 +98,6 @@ void dart__gpu__fini(void);
 /* The device and paths, for DART_INFO. */
 void dart__gpu__print_info(FILE *out);
 
-/*
- * Device segments (segment_gpu.c). init: collective over seg's team, after
- * the generic fields and routes (this unit's part at mybase: allocated, or
- * the registered memory at addr): the exports. unmap closes the peers'
- * mappings, which must happen on every unit before any owner frees its
- * part; release frees what init and the allocation took.
- */
-dart_ret_t dart__gpu__seg_init(const char *func, dart__segment_t *seg,
-                               void *addr);
-void dart__gpu__seg_unmap(dart__segment_t *seg);
-void dart__gpu__seg_release(dart__segment_t *seg);
-/* Where team unit's part of a device segment starts in this process
- * (its IPC mapping, opened on first use). */
-dart_ret_t dart__gpu__seg_part(dart__segment_t *seg, int unit, char **base);
-
 /* The internal stream to global unit, created on first use. */
 dart_ret_t dart__gpu__stream(int gunit, void **stream);
 /* Completes every device copy this unit started (dart_flush_all, frees). */
@@ -122,23 +107,17 @@ dart_ret_t dart__gpu__flush_all(void);
 dart_ret_t dart__gpu__event_wait(void *event);
 void dart__gpu__event_drop(void *event);
 
-/* A put or get whose local buffer is device memory, along a host path:
- * copies through host memory, complete on return. */
+/* A put or get whose local buffer is device memory, along a host path to
+ * global unit gunit: the device copies straight to or from mapped (where
+ * this process loads and stores the target), else through host memory
+ * and the path; complete on return. */
 dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put,
-                                 int path, dart__mode_t mode,
-                                 dart_handle_t *handle);
+                                 int path, int gunit, char *mapped,
+                                 dart__mode_t mode, dart_handle_t *handle);
 
 /* Copies the runs of a transfer between local memory and remote (in this
  * process's address space) with the backend, behind stream. */
 dart_ret_t dart__gpu__copy_runs(const dart__xfer_t *x, bool is_put,
                                 char *remote, void *stream);
-
-/* Host staging (path_stage.c), with device parts on other nodes: its
- * progress source serves the staged transfers others aim at this unit. */
-dart_ret_t dart__gpu__stage_init(void);
-void dart__gpu__stage_fini(void);
-
-extern const dart__path_ops_t dart__path_ipc;
-extern const dart__path_ops_t dart__path_stage;
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "gpu/kernel.h"
-#include "onesided/atomic_apply.h"
+#include "types/atomic_apply.h"
 
 enum { KIND_ACCUMULATE = 0, KIND_FETCH_OP = 1, KIND_CAS = 2 };
 
@@ -22,7 +22,7 @@ __device__ static bool next_value(const dart__gpu_kernel_args_t &a,
     memcpy(next, operand, a.size);
     return true;
   }
-  dart__atomic_apply_value(a.type, a.op, old, operand, next);
+  dart__types__apply_value(a.type, a.op, old, operand, next);
   return true;
 }
 

@@ -8,17 +8,11 @@
 #include <dart/dart_communication.h>
 #include <string.h>
 
-#include "onesided/acc_queue.h"
-#include "onesided/atomic_apply.h"
-#include "onesided/cpu_atomic.h"
+#include "base/runtime.h"
 #include "onesided/onesided.h"
-#include "team/runtime.h"
-
-void dart__onesided__atomic_apply(const dart__atomic_t *a, const void *old,
-                                  const void *operand, void *out)
-{
-  dart__atomic_apply_value((int)a->type, (int)a->op, old, operand, out);
-}
+#include "transport/acc_queue.h"
+#include "transport/cpu_atomic.h"
+#include "types/atomic_apply.h"
 
 /* The operations that apply atomically to one element, as bit masks:
  * MINMAX works on pairs and user operations on arrays, so neither does. */
@@ -49,7 +43,7 @@ prepare(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
     DART_LOG_ERROR_IN(func, "datatype %ld is not a basic type", (long)type);
     return DART_ERR_INVAL;
   }
-  const dart__dtype_t *t = &dart__globmem__basic_types[type];
+  const dart__dtype_t *t = &dart__types__basic_types[type];
   if (kind == DART__ATOMIC_CAS) {
     if (!t->integral) {
       DART_LOG_ERROR_IN(func, "compare-and-swap needs an integral type, not "
@@ -104,7 +98,7 @@ static dart_ret_t lock_word_cas(const dart__atomic_t *a,
                         .compare = &from,
                         .result = seen,
                         .nelem = 1};
-  return dart__onesided__paths[word->route->atomics]->atomic(&cas);
+  return dart__transport__paths[word->route->atomics]->atomic(&cas);
 }
 
 #define WIDE_BLOCK 64
@@ -128,8 +122,8 @@ static dart_ret_t wide_atomic(const dart__atomic_t *a)
     dart__progress__wait_turn(&spins);
   if (ret != DART_OK) return ret;
 
-  const dart__path_ops_t *path = dart__onesided__paths[t->route->path];
-  const dart__dtype_t *ld = &dart__globmem__basic_types[DART_TYPE_LONG_DOUBLE];
+  const dart__path_ops_t *path = dart__transport__paths[t->route->path];
+  const dart__dtype_t *ld = &dart__types__basic_types[DART_TYPE_LONG_DOUBLE];
   long double old[WIDE_BLOCK], next[WIDE_BLOCK];
   const char *operands = a->values;
   for (size_t first = 0; first < a->nelem && ret == DART_OK;
@@ -141,7 +135,7 @@ static dart_ret_t wide_atomic(const dart__atomic_t *a)
     if ((ret = path->get(&x, DART__MODE_BLOCKING, NULL)) != DART_OK) break;
     if (a->op == DART_OP_NO_OP) continue;
     for (size_t i = 0; i < n; i++)
-      dart__onesided__atomic_apply(
+      dart__transport__atomic_apply(
           a, &old[i], operands ? operands + (first + i) * a->size : NULL,
           &next[i]);
     x.local = next;
@@ -161,10 +155,10 @@ queue_accumulate(const dart__target_t *target, const dart__dtype_t *t,
 {
   const dart__route_t *r = target->route;
   if (nelem != 1 || !dart__path_load_store(r->atomics) ||
-      !dart__onesided__acc_queueable(t, op))
+      !dart__transport__acc_queueable(t, op))
     return false;
-  dart__onesided__count_op(r->path);
-  dart__onesided__acc_enqueue(r->base + target->offset, value, t->elem_size,
+  dart__transport__count_op(r->path);
+  dart__transport__acc_enqueue(r->base + target->offset, value, t->elem_size,
                               op);
   return true;
 }
@@ -186,9 +180,9 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
   const dart__route_t *r = target.route;
   int path = r->atomics;
   /* sees this unit's queued accumulates, as MPI orders accumulates */
-  dart__onesided__acc_complete();
+  dart__transport__acc_complete();
   bool cpu = dart__path_load_store(path);
-  dart__onesided__count_op(cpu ? r->path : path);
+  dart__transport__count_op(cpu ? r->path : path);
   dart__atomic_t a = {.func = func,
                       .target = &target,
                       .kind = kind,
@@ -200,7 +194,7 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
                       .result = result,
                       .nelem = nelem};
   if (type == DART_TYPE_LONG_DOUBLE) return wide_atomic(&a);
-  return dart__onesided__paths[path]->atomic(&a);
+  return dart__transport__paths[path]->atomic(&a);
 }
 
 /*
@@ -221,9 +215,9 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
 {
   if (nelem != 1 || value == NULL || type <= DART_TYPE_UNDEFINED ||
       type >= DART_TYPE_LAST ||
-      !dart__onesided__acc_queueable(&dart__globmem__basic_types[type], op))
+      !dart__transport__acc_queueable(&dart__types__basic_types[type], op))
     return false;
-  size_t size = dart__globmem__basic_size[type];
+  size_t size = dart__types__basic_size[type];
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, size);
   if (__builtin_expect(e == NULL, 0)) return false;
   uint64_t offset = gptr.addr_or_offs.offset;
@@ -232,14 +226,14 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
     char *p = e->base + offset;
     if (((uintptr_t)p & (size - 1)) != 0) return false;
     const uint64_t n = ++e->ops;
-    dart__onesided__acc_enqueue(p, value, size, op);
+    dart__transport__acc_enqueue(p, value, size, op);
     *ret = dart__progress__served(n);
     return true;
   }
   /* aligned in the owner's process, as prepare checks it */
-  const dart__path_ops_t *path = dart__onesided__paths[e->atomics];
+  const dart__path_ops_t *path = dart__transport__paths[e->atomics];
   if (path->cached_accumulate == NULL || size < 4 ||
-      dart__onesided__acc_queued != 0 ||
+      dart__transport__acc_queued != 0 ||
       ((e->route->addr + offset) & (size - 1)) != 0)
     return false;
   *ret = path->cached_accumulate(func, e, offset, value, size, op);
@@ -262,12 +256,12 @@ cached_atomic(dart_gptr_t gptr, dart__atomic_kind_t kind, const void *value,
       type == DART_TYPE_LONG_DOUBLE || value == NULL || result == NULL ||
       (kind == DART__ATOMIC_CAS && compare == NULL))
     return false;
-  const dart__dtype_t *t = &dart__globmem__basic_types[type];
+  const dart__dtype_t *t = &dart__types__basic_types[type];
   if (kind == DART__ATOMIC_CAS ? !t->integral : !op_valid(op, t)) return false;
-  size_t size = dart__globmem__basic_size[type];
+  size_t size = dart__types__basic_size[type];
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, size);
   if (__builtin_expect(e == NULL || !dart__path_load_store(e->atomics) ||
-                           dart__onesided__acc_queued != 0,
+                           dart__transport__acc_queued != 0,
                        0))
     return false;
   char *p = e->base + gptr.addr_or_offs.offset;

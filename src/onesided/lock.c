@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <threads.h>
 
+#include "base/runtime.h"
 #include "onesided/onesided.h"
-#include "team/runtime.h"
 #include "team/team.h"
 
 enum { TAIL = 0, NEXT = 1, GRANTED = 2, WORDS = 3 };
@@ -260,6 +260,11 @@ void dart__onesided__locks_retire(dart_team_t team)
     if (l->state == LOCK_LIVE && (team == DART_TEAM_NULL || l->team == team))
       l->state = LOCK_RETIRED;
   mtx_unlock(&free_lock);
+}
+
+void dart__onesided__team_release(dart__team_t *team)
+{
+  dart__onesided__locks_retire(team->id);
 }
 
 bool dart_lock_initialized(struct dart_lock_struct const *lock)

@@ -11,36 +11,10 @@
 #include "base/copy.h"
 #include "base/env.h"
 #include "base/fence.h"
+#include "base/runtime.h"
 #include "gpu/gpu.h"
-#include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
-#include "team/runtime.h"
-
-const dart__path_ops_t *const dart__onesided__paths[DART_PATH_COUNT] = {
-    [DART__PATH_SELF] = &dart__path_self,
-    [DART__PATH_SHM] = &dart__path_shm,
-    [DART__PATH_MPI] = &dart__path_mpi,
-#ifdef DART_HAVE_UCX
-    [DART__PATH_UCX] = &dart__path_ucx,
-#endif
-    [DART__PATH_CMA] = &dart__path_cma,
-    [DART__PATH_IPC] = &dart__path_ipc,
-    [DART__PATH_STAGE] = &dart__path_stage,
-};
-
-_Atomic uint64_t dart__onesided__path_ops[DART_PATH_COUNT];
-
-dart_ret_t dart__onesided__flush_all(const char *func, dart__team_t *team)
-{
-  dart_ret_t first = DART_OK;
-  for (int p = 0; p < DART_PATH_COUNT; p++) {
-    const dart__path_ops_t *path = dart__onesided__paths[p];
-    if (path == NULL || path->flush_all == NULL) continue;
-    dart_ret_t ret = path->flush_all(func, team);
-    if (first == DART_OK) first = ret;
-  }
-  return first;
-}
+#include "transport/acc_queue.h"
 
 /* Validates a transfer and resolves its target. */
 static inline __attribute__((always_inline)) dart_ret_t
@@ -50,9 +24,9 @@ prepare(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
 {
   DART__CHECK_INIT_IN(func);
   dart_ret_t ret =
-      is_put ? dart__globmem__dtype_pair(func, local_type, remote_type, nelem,
+      is_put ? dart__types__dtype_pair(func, local_type, remote_type, nelem,
                                          &x->local_t, &x->remote_t)
-             : dart__globmem__dtype_pair(func, remote_type, local_type, nelem,
+             : dart__types__dtype_pair(func, remote_type, local_type, nelem,
                                          &x->remote_t, &x->local_t);
   if (__builtin_expect(ret != DART_OK, 0)) return ret;
   if (__builtin_expect(local == NULL && nelem > 0, 0)) {
@@ -60,7 +34,7 @@ prepare(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
                       nelem);
     return DART_ERR_INVAL;
   }
-  size_t span = dart__globmem__dtype_span(x->remote_t, nelem) *
+  size_t span = dart__types__dtype_span(x->remote_t, nelem) *
                 x->remote_t->elem_size;
   ret = dart__globmem__resolve(func, gptr, span, target);
   if (__builtin_expect(ret != DART_OK, 0)) return ret;
@@ -99,7 +73,7 @@ copy_now(char *remote, void *local, size_t bytes, bool is_put,
     if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   } else if (is_put) {
     dart__base__copy(remote, local, bytes);
-    dart__onesided__stores_done(mode, handle);
+    dart__transport__stores_done(mode, handle);
   } else {
     atomic_thread_fence(memory_order_acquire);
     dart__base__copy(local, remote, bytes);
@@ -119,7 +93,7 @@ fast_bytes(void *local, size_t nelem, dart_datatype_t local_type,
       (mode == DART__MODE_HANDLE && handle == NULL))
     return 0;
   size_t bytes;
-  if (__builtin_mul_overflow(nelem, dart__globmem__basic_size[local_type],
+  if (__builtin_mul_overflow(nelem, dart__types__basic_size[local_type],
                              &bytes))
     return 0;
   return bytes;
@@ -145,7 +119,7 @@ cached_transfer(dart_gptr_t gptr, void *local, size_t nelem,
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, bytes);
   if (__builtin_expect(e == NULL, 0)) return false;
   if (__builtin_expect(!e->copy, 0)) {
-    const dart__path_ops_t *path = dart__onesided__paths[e->path];
+    const dart__path_ops_t *path = dart__transport__paths[e->path];
     if (path->cached_start == NULL || dart__gpu.ops != NULL) return false;
     uint64_t offset = gptr.addr_or_offs.offset;
     *ret = mode != DART__MODE_BLOCKING
@@ -187,13 +161,13 @@ fast_transfer(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   if (!dart__globmem__route_at(gptr, bytes, &target)) return false;
   const int path = target.route->path;
   if (!dart__path_load_store(path)) {
-    const dart__path_ops_t *ops = dart__onesided__paths[path];
+    const dart__path_ops_t *ops = dart__transport__paths[path];
     if (__builtin_expect(ops->contig == NULL, 0)) return false; /* none */
-    dart__onesided__count_op(path);
+    dart__transport__count_op(path);
     *ret = ops->contig(func, &target, local, bytes, is_put, mode, handle);
     return true;
   }
-  dart__onesided__count_op(path);
+  dart__transport__count_op(path);
   copy_now(target.route->base + target.offset, local, bytes, is_put, mode,
            handle);
   *ret = DART_OK;
@@ -226,16 +200,20 @@ routed_transfer(const char *func, dart_gptr_t gptr, void *local,
     return DART_OK;
   }
   int path = target.route->path;
-  dart__onesided__count_op(path);
+  dart__transport__count_op(path);
   /* device memory on the local side of a host path: through the host,
    * unless UCX moves it itself */
   if (!dart__path_props[path].device && dart__gpu__is_device(local)) {
     if (path != DART__PATH_UCX || !dart__gpu.ucx_direct)
-      return dart__gpu__local_xfer(&x, is_put, path, mode, handle);
+      return dart__gpu__local_xfer(
+          &x, is_put, path, target.team->members[target.unit],
+          dart__path_load_store(path) ? target.route->base + target.offset
+                                      : NULL,
+          mode, handle);
     x.local = dart__gpu.ops->ucx_addr(local);
   }
-  return is_put ? dart__onesided__paths[path]->put(&x, mode, handle)
-                : dart__onesided__paths[path]->get(&x, mode, handle);
+  return is_put ? dart__transport__paths[path]->put(&x, mode, handle)
+                : dart__transport__paths[path]->get(&x, mode, handle);
 }
 
 /* Everything but the hot path. */
@@ -390,13 +368,13 @@ routed_flush(const char *func, dart_gptr_t gptr, bool all, bool local)
   dart__target_t target;
   dart_ret_t ret = dart__globmem__resolve(func, gptr, 0, &target);
   if (ret != DART_OK) return ret;
-  dart__onesided__acc_complete();
+  dart__transport__acc_complete();
   dart__team_t *team = target.team;
   if (all) {
     dart__base__fence();
-    return dart__onesided__flush_all(func, team);
+    return dart__transport__flush_all(func, team);
   }
-  const dart__path_ops_t *path = dart__onesided__paths[target.route->path];
+  const dart__path_ops_t *path = dart__transport__paths[target.route->path];
   return local ? path->flush_local(func, team, target.unit)
                : path->flush(func, team, target.unit);
 }
@@ -405,8 +383,8 @@ routed_flush(const char *func, dart_gptr_t gptr, bool all, bool local)
  * transfers to it were done there (copy_now). */
 static inline __attribute__((always_inline)) void flush_now(void)
 {
-  dart__onesided__acc_complete();
-  dart__onesided__stores_fence();
+  dart__transport__acc_complete();
+  dart__transport__stores_fence();
 }
 
 /* A flush of one unit without a cached route, or to another path. */
@@ -442,17 +420,17 @@ flush_one(const char *func, dart_gptr_t gptr, bool local)
 {
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, 0);
   if (__builtin_expect(e == NULL || !dart__path_load_store(e->path), 0)) {
-    if (e != NULL && dart__onesided__acc_queued == 0) {
-      const dart__path_ops_t *path = dart__onesided__paths[e->path];
+    if (e != NULL && dart__transport__acc_queued == 0) {
+      const dart__path_ops_t *path = dart__transport__paths[e->path];
       if (path->cached_flush != NULL) return path->cached_flush(func, e);
     }
     return flush_rest(func, gptr, local);
   }
-  if (__builtin_expect(dart__onesided__acc_queued != 0, 0))
+  if (__builtin_expect(dart__transport__acc_queued != 0, 0))
     return flush_queued();
-  if (atomic_load_explicit(&dart__onesided__stores_unfenced,
+  if (atomic_load_explicit(&dart__transport__stores_unfenced,
                            memory_order_relaxed)) {
-    atomic_store_explicit(&dart__onesided__stores_unfenced, false,
+    atomic_store_explicit(&dart__transport__stores_unfenced, false,
                           memory_order_relaxed);
     dart__base__fence();
   }
@@ -495,7 +473,7 @@ static dart_ret_t check_handle(const char *func, dart_handle_t h)
 static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
 {
   dart_handle_t h = *handle;
-  const dart__path_ops_t *path = dart__onesided__paths[h->path];
+  const dart__path_ops_t *path = dart__transport__paths[h->path];
   dart__team_t *team = dart__team__get(h->team);
   dart_ret_t ret = DART_OK;
   if (h->event != NULL) {
@@ -654,7 +632,7 @@ dart_ret_t dart_path_count(dart_path_t path, uint64_t *count)
     DART_LOG_ERROR("path %d is unknown or count is NULL", (int)path);
     return DART_ERR_INVAL;
   }
-  *count = atomic_load_explicit(&dart__onesided__path_ops[path],
+  *count = atomic_load_explicit(&dart__transport__path_ops[path],
                                 memory_order_relaxed) +
            dart__globmem__route_cache_ops((int)path);
   return DART_OK;
@@ -670,9 +648,9 @@ dart_ret_t dart_acc_batches(uint64_t *in_transaction, uint64_t *after_abort,
                    (void *)locked);
     return DART_ERR_INVAL;
   }
-  *in_transaction = dart__onesided__acc_batches[DART__ACC_IN_TRANSACTION];
-  *after_abort = dart__onesided__acc_batches[DART__ACC_AFTER_ABORT];
-  *locked = dart__onesided__acc_batches[DART__ACC_LOCKED];
+  *in_transaction = dart__transport__acc_batches[DART__ACC_IN_TRANSACTION];
+  *after_abort = dart__transport__acc_batches[DART__ACC_AFTER_ABORT];
+  *locked = dart__transport__acc_batches[DART__ACC_LOCKED];
   return DART_OK;
 }
 

@@ -19,8 +19,8 @@
 
 #include "base/env.h"
 #include "base/fence.h"
+#include "base/runtime.h"
 #include "onesided/onesided.h"
-#include "team/runtime.h"
 
 /* iovecs per system call */
 #define CMA_IOVS 64
@@ -104,9 +104,9 @@ static dart_ret_t cma_xfer(const dart__xfer_t *x, bool is_put,
                .remote = t->route->addr + t->offset,
                .es = x->local_t->elem_size,
                .n = 0};
-  int failed = is_put ? dart__globmem__dtype_runs(x->remote_t, x->local_t,
+  int failed = is_put ? dart__types__dtype_runs(x->remote_t, x->local_t,
                                                   x->nelem, add_run, &b)
-                      : dart__globmem__dtype_runs(x->local_t, x->remote_t,
+                      : dart__types__dtype_runs(x->local_t, x->remote_t,
                                                   x->nelem, add_run, &b);
   if (failed || (b.n > 0 && cma_move(x->func, is_put, b.unit, b.iov, b.rem,
                                      b.n) != DART_OK))

@@ -9,8 +9,8 @@
  */
 #include <string.h>
 
+#include "base/runtime.h"
 #include "onesided/onesided.h"
-#include "team/runtime.h"
 
 #define PIECE_BYTES ((size_t)1 << 30)
 
@@ -98,8 +98,8 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
     size_t first = i * per;
     size_t n = x->nelem - first < per ? x->nelem - first : per;
     int lcount, rcount;
-    MPI_Datatype ltype = dart__globmem__dtype_mpi(lt, n, &lcount);
-    MPI_Datatype rtype = dart__globmem__dtype_mpi(rt, n, &rcount);
+    MPI_Datatype ltype = dart__types__dtype_mpi(lt, n, &lcount);
+    MPI_Datatype rtype = dart__types__dtype_mpi(rt, n, &rcount);
     char *local = (char *)x->local + layout_offset(lt, first);
     MPI_Aint at = disp + (MPI_Aint)layout_offset(rt, first);
     int ret = is_put ? MPI_Put(local, lcount, ltype, t->unit, at, rcount,
@@ -186,7 +186,7 @@ static dart_ret_t mpi_rmw_block(const dart__atomic_t *a, size_t first,
       size_t i = pending[j];
       const char *operand =
           operands ? operands + (first + i) * a->size : NULL;
-      dart__onesided__atomic_apply(a, &old[i], operand, &next[i]);
+      dart__transport__atomic_apply(a, &old[i], operand, &next[i]);
       /* no change: the read was the operation */
       if (memcmp(&next[i], &old[i], a->size) == 0) continue;
       DART__MPI_CHECK_IN(

@@ -14,7 +14,7 @@
 
 #include "base/env.h"
 #include "base/log.h"
-#include "team/runtime.h"
+#include "base/runtime.h"
 
 /* UCX, MPI, staging, and room for the transports to come */
 #define MAX_SOURCES 8

@@ -5,10 +5,10 @@
 #include <stdint.h>
 
 #include "base/env.h"
-#include "onesided/onesided.h"
+#include "base/runtime.h"
 #include "progress/progress.h"
-#include "team/runtime.h"
 #include "team/team.h"
+#include "transport/transport.h"
 
 /* Node peers count themselves in; the leader, once all are in and the
  * other nodes' leaders are too, releases them by publishing the number of
@@ -91,7 +91,7 @@ static MPI_Comm across_nodes(const dart__team_t *team)
 /* The remote transport's path: its barrier, where it has one. */
 static const dart__path_ops_t *remote_path(void)
 {
-  return dart__onesided__paths[dart__rt.remote_path];
+  return dart__transport__paths[dart__rt.remote_path];
 }
 
 dart_ret_t dart__team__barrier_remote_start(const char *func,

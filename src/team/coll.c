@@ -11,13 +11,13 @@
 #include <string.h>
 
 #include "base/fence.h"
-#include "globmem/datatype.h"
-#include "globmem/op.h"
-#include "onesided/acc_queue.h"
-#include "onesided/onesided.h"
+#include "base/runtime.h"
 #include "progress/progress.h"
-#include "team/runtime.h"
 #include "team/team.h"
+#include "transport/acc_queue.h"
+#include "transport/transport.h"
+#include "types/datatype.h"
+#include "types/op.h"
 
 /* An MPI (type, count) for nelem elements of t; *owned is set when the type
  * was built for this call and must be freed. */
@@ -80,7 +80,7 @@ static dart_ret_t coll_type(const char *func, dart_datatype_t dtype,
                             size_t nelem, const dart__dtype_t **t)
 {
   const dart__dtype_t *s;
-  return dart__globmem__dtype_pair(func, dtype, dtype, nelem, t, &s);
+  return dart__types__dtype_pair(func, dtype, dtype, nelem, t, &s);
 }
 
 static bool null_buffer(const char *func, const void *buf, size_t nelem,
@@ -130,8 +130,8 @@ dart_ret_t dart_barrier(dart_team_t teamid)
 {
   COLL_PROLOGUE(teamid);
   /* what this unit wrote, by any path, is visible once all have arrived */
-  dart__onesided__acc_complete();
-  dart_ret_t ret = dart__onesided__flush_all(func, NULL);
+  dart__transport__acc_complete();
+  dart_ret_t ret = dart__transport__flush_all(func, NULL);
   if (ret == DART_OK) ret = dart__team__sync_windows();
   if (ret != DART_OK) return ret;
   dart__base__fence();
@@ -328,11 +328,11 @@ static dart_ret_t reduce(const char *func, const void *sendbuf, void *recvbuf,
   dart_ret_t ret = coll_type(func, dtype, nelem, &t);
   if (ret != DART_OK) return ret;
   if (!all && !valid_root(func, team, root)) return DART_ERR_INVAL;
-  const dart__dtype_t *elem = dart__globmem__dtype(t->base);
+  const dart__dtype_t *elem = dart__types__dtype(t->base);
   MPI_Op mpi_op;
   MPI_Datatype mpi_type;
   size_t per;
-  if ((ret = dart__globmem__op_mpi(func, op, t->contiguous ? t : elem, &mpi_op,
+  if ((ret = dart__types__op_mpi(func, op, t->contiguous ? t : elem, &mpi_op,
                                    &mpi_type, &per)) != DART_OK)
     return ret;
   if (nelem % per != 0) {
@@ -354,7 +354,7 @@ static dart_ret_t reduce(const char *func, const void *sendbuf, void *recvbuf,
   if (!t->contiguous) {
     packed = malloc(2 * nelem * t->elem_size);
     if (packed == NULL) return DART_ERR_NOMEM;
-    dart__globmem__dtype_copy(packed, elem, sendbuf, t, nelem);
+    dart__types__dtype_copy(packed, elem, sendbuf, t, nelem);
     send = packed;
     recv = (char *)packed + nelem * t->elem_size;
   } else if (sendbuf == recvbuf && recv_used) {
@@ -371,7 +371,7 @@ static dart_ret_t reduce(const char *func, const void *sendbuf, void *recvbuf,
   ret = await(func, ret, 1, &req);
   if (packed) {
     if (ret == DART_OK && recv_used)
-      dart__globmem__dtype_copy(recvbuf, t, recv, elem, nelem);
+      dart__types__dtype_copy(recvbuf, t, recv, elem, nelem);
     free(packed);
   }
   return ret;

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/runtime.h"
 #include "team/group.h"
-#include "team/runtime.h"
 
 static int group_reserve(dart_group_t g, size_t n)
 {

@@ -6,7 +6,7 @@
 #include <dart/dart_io.h>
 #include <dlfcn.h>
 
-#include "team/runtime.h"
+#include "base/runtime.h"
 #include "team/team.h"
 
 /* herr_t H5Pset_fapl_mpio(hid_t, MPI_Comm, MPI_Info); hid_t is int64_t

@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "base/env.h"
+#include "base/runtime.h"
 #include "progress/progress.h"
 #include "team/group.h"
-#include "team/runtime.h"
 
 #define TAG_MAX DART_LOCALITY_DOMAIN_TAG_MAX_SIZE
 

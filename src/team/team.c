@@ -1,5 +1,6 @@
 #include "team/team.h"
 
+#include <assert.h>
 #include <dart/dart_ext.h>
 
 #include <stdatomic.h>
@@ -9,11 +10,11 @@
 
 #include "base/env.h"
 #include "base/fence.h"
-#include "onesided/onesided.h"
+#include "base/runtime.h"
 #include "progress/progress.h"
 #include "team/group.h"
 #include "team/locality.h"
-#include "team/runtime.h"
+#include "transport/transport.h"
 
 dart__team_t *dart__team__table[DART__MAX_TEAMS];
 static int next_team_id;
@@ -114,7 +115,10 @@ static dart_ret_t team_setup(dart_team_t id, MPI_Comm comm,
     free(team);
     return ret;
   }
-  dart__globmem__segtab_init(&team->segs);
+  const dart__slots_reuse_t reuse = dart__base__config.segid_reuse;
+  dart__base__slots_init(&team->segs.alloc, INT16_MAX, reuse);
+  dart__base__slots_init(&team->segs.reg, INT16_MAX, reuse);
+  team->segs.pool = NULL;
   *out = team;
   return DART_OK;
 }
@@ -264,10 +268,22 @@ dart_ret_t dart__team__init_all(void)
   return DART_OK;
 }
 
+#define MAX_RELEASES 4
+static dart__team__release_t releases[MAX_RELEASES];
+static int nreleases;
+
+void dart__team__on_release(dart__team__release_t release)
+{
+  for (int i = 0; i < nreleases; i++)
+    if (releases[i] == release) return;
+  assert(nreleases < MAX_RELEASES);
+  releases[nreleases++] = release;
+}
+
 static void team_destroy(dart__team_t *team)
 {
   dart__team__locality_release(team->id);
-  dart__globmem__segtab_fini(team);
+  for (int i = 0; i < nreleases; i++) releases[i](team);
   dart__team__table[team->id] = NULL;
   team_teardown(team);
 }
@@ -377,7 +393,6 @@ dart_ret_t dart_team_destroy(dart_team_t *teamid)
   }
   dart__team_t *team = dart__team__lookup(__func__, *teamid);
   if (team == NULL) return DART_ERR_INVAL;
-  dart__onesided__locks_retire(*teamid);
   team_destroy(team);
   *teamid = DART_TEAM_NULL;
   return DART_OK;

@@ -8,10 +8,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "globmem/segment.h"
+#include "base/slots.h"
 #include "team/barrier.h"
 
 #define DART__MAX_TEAMS 32768
+
+/* Per team: positive ids, negative ids, and segment 0. */
+typedef struct {
+  dart__slots_t alloc; /* segid = slot + 1 */
+  dart__slots_t reg;   /* segid = -(slot + 1) */
+  struct dart__segment *pool;
+} dart__segtab_t;
+
+static inline struct dart__segment *dart__team__segtab_get(
+    const dart__segtab_t *tab, int16_t segid)
+{
+  if (segid > 0) return dart__base__slots_get(&tab->alloc, (uint32_t)segid - 1);
+  if (segid < 0)
+    return dart__base__slots_get(&tab->reg, (uint32_t)(-(int32_t)segid) - 1);
+  return tab->pool;
+}
+
 
 typedef struct dart__team {
   dart_team_t id;
@@ -33,6 +50,12 @@ typedef struct dart__team {
 } dart__team_t;
 
 extern dart__team_t *dart__team__table[DART__MAX_TEAMS];
+
+/* What other modules keep per team (its segments, its locks) is released
+ * by their functions before the team goes (dart_team_destroy, dart_exit),
+ * in the order added; each added once, at dart_init. */
+typedef void (*dart__team__release_t)(dart__team_t *team);
+void dart__team__on_release(dart__team__release_t release);
 
 static inline dart__team_t *dart__team__get(dart_team_t id)
 {

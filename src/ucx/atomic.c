@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "base/copy.h"
-#include "globmem/datatype.h"
-#include "onesided/acc_queue.h"
+#include "transport/acc_queue.h"
+#include "types/datatype.h"
 #include "ucx/ucx.h"
 
 /* The options of a non-fetching atomic of 4 and of 8 bytes: counted. */
@@ -49,7 +49,7 @@ static inline dart_ret_t amo(const char *func, const dart__ucx_remote_t *r,
       ucp_atomic_op_nbx(r->ep, op, operand, 1, addr, r->rkey, &param), r->unit);
 }
 
-/* UCX's operation for one that dart__onesided__one_instruction takes. */
+/* UCX's operation for one that dart__transport__one_instruction takes. */
 static ucp_atomic_op_t native_op(dart_operation_t op)
 {
   return op == DART_OP_SUM    ? UCP_ATOMIC_OP_ADD
@@ -67,8 +67,8 @@ static ucp_atomic_op_t native_op(dart_operation_t op)
 static bool deferrable(const dart__atomic_t *a)
 {
   return a->kind == DART__ATOMIC_ACCUMULATE && a->size >= 4 &&
-         a->values != NULL && dart__globmem__basic_types[a->type].integral &&
-         dart__onesided__one_instruction(a->op) &&
+         a->values != NULL && dart__types__basic_types[a->type].integral &&
+         dart__transport__one_instruction(a->op) &&
          dart__rt.thread_level != DART_THREAD_MULTIPLE;
 }
 
@@ -113,7 +113,7 @@ static void next_value(const dart__atomic_t *a, const void *old,
     memcpy(out, memcmp(old, a->compare, a->size) == 0 ? operand : old,
            a->size);
   else
-    dart__onesided__atomic_apply(a, old, operand, out);
+    dart__transport__atomic_apply(a, old, operand, out);
 }
 
 /*
@@ -153,7 +153,7 @@ static dart_ret_t element(const char *func, const dart__ucx_remote_t *r,
                           const void *operand, void *old_out)
 {
   if (a->size < 4) return cas_loop(func, r, a, addr, operand, old_out);
-  bool integral = dart__globmem__basic_types[a->type].integral;
+  bool integral = dart__types__basic_types[a->type].integral;
   uint64_t scratch, zero = 0;
   if (a->kind == DART__ATOMIC_CAS) {
     memcpy(&scratch, operand, a->size);
@@ -227,7 +227,7 @@ dart_ret_t dart__ucx__cached_accumulate(const char *func,
   if (ret != DART_OK) return ret;
   /* counted along the atomics' path, as the other accumulates are */
   if (e->path == DART__PATH_UCX) e->ops++;
-  else dart__onesided__count_op(DART__PATH_UCX);
+  else dart__transport__count_op(DART__PATH_UCX);
   ret = start_accumulate(func, &r, op, value, size, r.addr);
   dart__ucx__serve_others();
   return ret;

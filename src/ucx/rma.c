@@ -4,7 +4,7 @@
  * transfer, and the route cache's hot paths.
  */
 #include "base/env.h"
-#include "globmem/datatype.h"
+#include "types/datatype.h"
 #include "ucx/ucx.h"
 
 
@@ -211,10 +211,10 @@ static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
   dart_ret_t ret = begin(func, t, is_put, mode, &r, &h);
   if (ret != DART_OK) return ret;
   runs_t c = {&r, x->local, es, is_put, func};
-  ret = is_put ? (dart__globmem__dtype_runs(x->remote_t, x->local_t,
+  ret = is_put ? (dart__types__dtype_runs(x->remote_t, x->local_t,
                                             x->nelem, start_run, &c)
                       ? DART_ERR_OTHER : DART_OK)
-               : (dart__globmem__dtype_runs(x->local_t, x->remote_t,
+               : (dart__types__dtype_runs(x->local_t, x->remote_t,
                                             x->nelem, start_run, &c)
                       ? DART_ERR_OTHER : DART_OK);
   if (ret == DART_OK && mode == DART__MODE_BLOCKING)

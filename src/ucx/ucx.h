@@ -25,9 +25,9 @@
 #include <ucp/api/ucp.h>
 
 #include "base/fence.h"
+#include "base/runtime.h"
 #include "onesided/onesided.h"
 #include "progress/progress.h"
-#include "team/runtime.h"
 
 /* Operands of started accumulates (atomic.c): a wait for all of them when
  * full. */

@@ -1,6 +1,6 @@
 /* Process-wide runtime state, set up by dart_init. */
-#ifndef DART__TEAM__RUNTIME_H_
-#define DART__TEAM__RUNTIME_H_
+#ifndef DART__BASE__RUNTIME_H_
+#define DART__BASE__RUNTIME_H_
 
 #include <mpi.h>
 #include <stdbool.h>

@@ -1,26 +1,27 @@
 /*
  * CPU atomics on elements of memory this process loads and stores: the
- * shared-memory paths' atomics (path_shm.c) and the public functions' hot
- * paths (atomic.c).
+ * shared-memory paths' atomics (onesided/path_shm.c), the public
+ * functions' hot paths (onesided/atomic.c), the accumulate queue and the
+ * emulated device's atomics.
  */
-#ifndef DART__ONESIDED__CPU_ATOMIC_H_
-#define DART__ONESIDED__CPU_ATOMIC_H_
+#ifndef DART__TRANSPORT__CPU_ATOMIC_H_
+#define DART__TRANSPORT__CPU_ATOMIC_H_
 
 #include <stdint.h>
 #include <string.h>
 
-#include "onesided/acc_queue.h"
-#include "onesided/onesided.h"
+#include "transport/acc_queue.h"
+#include "transport/transport.h"
 
 /*
  * CPU atomics on one element of N bits: the CPU's own instruction where
  * there is one (add, exchange, and non-fetching and/or/xor), else a
- * compare-and-swap loop over dart__onesided__atomic_apply.
+ * compare-and-swap loop over dart__transport__atomic_apply.
  * All sequentially consistent, so they also order the caller's other
  * accesses. old_out may be NULL.
  */
 #define DEFINE_CPU_RMW(N)                                                    \
-  /* op: dart__onesided__one_instruction(); no load-then-swap (x86) */    \
+  /* op: dart__transport__one_instruction(); no load-then-swap (x86) */    \
   static inline __attribute__((always_inline)) void cpu_update##N(           \
       uint##N##_t *p, dart_operation_t op, uint##N##_t v)                    \
   {                                                                          \
@@ -37,9 +38,9 @@
   {                                                                          \
     uint##N##_t v = 0, old, next;                                            \
     if (operand) memcpy(&v, operand, sizeof v);                              \
-    bool integral = dart__globmem__basic_types[a->type].integral;            \
+    bool integral = dart__types__basic_types[a->type].integral;            \
     if (old_out == NULL && integral &&                                       \
-        dart__onesided__one_instruction(a->op)) {                            \
+        dart__transport__one_instruction(a->op)) {                            \
       cpu_update##N(p, a->op, v);                                            \
       return;                                                                \
     }                                                                        \
@@ -52,7 +53,7 @@
     } else { /* fetching AND/OR/XOR are swap loops on x86 too */             \
       old = __atomic_load_n(p, __ATOMIC_RELAXED);                            \
       do {                                                                   \
-        dart__onesided__atomic_apply(a, &old, operand, &next);               \
+        dart__transport__atomic_apply(a, &old, operand, &next);               \
       } while (!__atomic_compare_exchange_n(p, &old, next, true,             \
                                             __ATOMIC_SEQ_CST,                \
                                             __ATOMIC_RELAXED));              \
@@ -100,6 +101,7 @@ cpu_element(const dart__atomic_t *a, char *p, const void *operand,
   }
 }
 
+/* a on the element(s) at p (out of line: dart__transport__cpu_atomic). */
 static inline __attribute__((always_inline)) void
 cpu_atomic(const dart__atomic_t *a, char *p)
 {
@@ -112,5 +114,7 @@ cpu_atomic(const dart__atomic_t *a, char *p)
     cpu_element(a, p + i * a->size, operand ? operand + i * a->size : NULL,
                 NULL);
 }
+
+void dart__transport__cpu_atomic(const dart__atomic_t *a, char *p);
 
 #endif

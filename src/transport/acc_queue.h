@@ -12,31 +12,31 @@
  * before. Off with DART_THREAD_MULTIPLE, where a flush completes other
  * threads' updates too.
  */
-#ifndef DART__ONESIDED__ACC_QUEUE_H_
-#define DART__ONESIDED__ACC_QUEUE_H_
+#ifndef DART__TRANSPORT__ACC_QUEUE_H_
+#define DART__TRANSPORT__ACC_QUEUE_H_
 
 #include <dart/dart_types.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "base/copy.h"
-#include "globmem/datatype.h"
-#include "team/runtime.h"
+#include "base/runtime.h"
+#include "types/datatype.h"
 
 #define DART__ACC_QUEUE_LEN 32
 
 typedef struct {
   void *addr;
   unsigned char operand[8]; /* size bytes */
-  dart_operation_t op;      /* dart__onesided__one_instruction() */
+  dart_operation_t op;      /* dart__transport__one_instruction() */
   size_t size;
 } dart__queued_acc_t;
 
-extern dart__queued_acc_t dart__onesided__acc_queue[DART__ACC_QUEUE_LEN];
-extern unsigned dart__onesided__acc_queued;
+extern dart__queued_acc_t dart__transport__acc_queue[DART__ACC_QUEUE_LEN];
+extern unsigned dart__transport__acc_queued;
 
 /* Applies the queued accumulates; the queue is empty after. */
-void dart__onesided__acc_apply(void);
+void dart__transport__acc_apply(void);
 
 /* The batches applied since dart_init (dart_acc_batches): in one hardware
  * transaction each; with one locked instruction per update after their
@@ -47,36 +47,36 @@ typedef enum {
   DART__ACC_LOCKED,
   DART__ACC_HOW_COUNT
 } dart__acc_how_t;
-extern uint64_t dart__onesided__acc_batches[DART__ACC_HOW_COUNT];
+extern uint64_t dart__transport__acc_batches[DART__ACC_HOW_COUNT];
 
 /* At dart_init: batches go in hardware transactions from now on where
  * DART_HTM asks for them and the CPU has them; the counts start at 0. */
-void dart__onesided__acc_init(void);
+void dart__transport__acc_init(void);
 
 /* Whether batches go in hardware transactions (DART_INFO). */
-bool dart__onesided__acc_htm(void);
+bool dart__transport__acc_htm(void);
 
-static inline void dart__onesided__acc_complete(void)
+static inline void dart__transport__acc_complete(void)
 {
-  if (dart__onesided__acc_queued) dart__onesided__acc_apply();
+  if (dart__transport__acc_queued) dart__transport__acc_apply();
 }
 
 /* The non-fetching integer operations that are one locked instruction. */
-static inline bool dart__onesided__one_instruction(dart_operation_t op)
+static inline bool dart__transport__one_instruction(dart_operation_t op)
 {
   return op == DART_OP_SUM || op == DART_OP_BXOR || op == DART_OP_BAND ||
          op == DART_OP_BOR;
 }
 
-static inline bool dart__onesided__acc_queueable(const dart__dtype_t *t,
+static inline bool dart__transport__acc_queueable(const dart__dtype_t *t,
                                                  dart_operation_t op)
 {
-  return t->integral && dart__onesided__one_instruction(op) &&
+  return t->integral && dart__transport__one_instruction(op) &&
          dart__rt.thread_level != DART_THREAD_MULTIPLE;
 }
 
 /* Queues *operand op'd into the element of size bytes at addr. */
-static inline void dart__onesided__acc_enqueue(void *addr, const void *operand,
+static inline void dart__transport__acc_enqueue(void *addr, const void *operand,
                                                size_t size,
                                                dart_operation_t op)
 {
@@ -88,13 +88,13 @@ static inline void dart__onesided__acc_enqueue(void *addr, const void *operand,
   __builtin_prefetch(addr, 1);
 #endif
   dart__queued_acc_t *q =
-      &dart__onesided__acc_queue[dart__onesided__acc_queued];
+      &dart__transport__acc_queue[dart__transport__acc_queued];
   q->addr = addr;
   dart__base__copy(q->operand, operand, size);
   q->op = op;
   q->size = size;
-  if (++dart__onesided__acc_queued == DART__ACC_QUEUE_LEN)
-    dart__onesided__acc_apply();
+  if (++dart__transport__acc_queued == DART__ACC_QUEUE_LEN)
+    dart__transport__acc_apply();
 }
 
 #endif

@@ -1,4 +1,4 @@
-#include "globmem/datatype.h"
+#include "types/datatype.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -6,11 +6,11 @@
 #include <threads.h>
 
 #include "base/log.h"
+#include "base/runtime.h"
 #include "base/slots.h"
-#include "team/runtime.h"
 
-dart__dtype_t dart__globmem__basic_types[DART_TYPE_LAST];
-const uint8_t dart__globmem__basic_size[DART_TYPE_LAST] = {
+dart__dtype_t dart__types__basic_types[DART_TYPE_LAST];
+const uint8_t dart__types__basic_size[DART_TYPE_LAST] = {
     [DART_TYPE_BYTE] = 1,
     [DART_TYPE_SHORT] = sizeof(short),
     [DART_TYPE_INT] = sizeof(int),
@@ -33,8 +33,8 @@ typedef struct {
 static void set_basic(dart_datatype_t t, MPI_Datatype mpi, bool integral,
                       bool floating)
 {
-  dart__dtype_t *d = &dart__globmem__basic_types[t];
-  size_t size = dart__globmem__basic_size[t];
+  dart__dtype_t *d = &dart__types__basic_types[t];
+  size_t size = dart__types__basic_size[t];
   memset(d, 0, sizeof *d);
   d->kind = DART__DT_BASIC;
   d->base = t;
@@ -50,7 +50,7 @@ static void set_basic(dart_datatype_t t, MPI_Datatype mpi, bool integral,
   d->mpi_type = mpi;
 }
 
-dart_ret_t dart__globmem__dtype_init(void)
+dart_ret_t dart__types__dtype_init(void)
 {
   /* DART_TYPE_BYTE moves as raw bytes; reductions treat it as signed char */
   set_basic(DART_TYPE_BYTE, MPI_SIGNED_CHAR, true, false);
@@ -82,7 +82,7 @@ static void derived_free(derived_t *d)
   free(d);
 }
 
-void dart__globmem__dtype_fini(void)
+void dart__types__dtype_fini(void)
 {
   for (uint32_t id = 0; id < derived.next_fresh; id++) {
     derived_t *d = dart__base__slots_get(&derived, id);
@@ -103,7 +103,7 @@ static bool derived_id(dart_datatype_t type, uint32_t *id)
   return true;
 }
 
-const dart__dtype_t *dart__globmem__dtype_derived(dart_datatype_t type)
+const dart__dtype_t *dart__types__dtype_derived(dart_datatype_t type)
 {
   uint32_t id;
   derived_t *d = derived_id(type, &id) ? dart__base__slots_get(&derived, id)
@@ -125,14 +125,14 @@ static int span_bytes(const dart__dtype_t *t, size_t nelem, size_t *bytes)
   return 0;
 }
 
-dart_ret_t dart__globmem__dtype_pair_checked(const char *func,
+dart_ret_t dart__types__dtype_pair_checked(const char *func,
                                              dart_datatype_t src,
                                              dart_datatype_t dst, size_t nelem,
                                              const dart__dtype_t **src_t,
                                              const dart__dtype_t **dst_t)
 {
-  const dart__dtype_t *s = dart__globmem__dtype(src);
-  const dart__dtype_t *d = dart__globmem__dtype(dst);
+  const dart__dtype_t *s = dart__types__dtype(src);
+  const dart__dtype_t *d = dart__types__dtype(dst);
   if (s == NULL || d == NULL) {
     DART_LOG_ERROR_IN(func, "unknown datatype %ld", (long)(s ? dst : src));
     return DART_ERR_INVAL;
@@ -191,7 +191,7 @@ static inline void run_advance(run_iter_t *it, size_t n)
   }
 }
 
-int dart__globmem__dtype_runs(const dart__dtype_t *dt, const dart__dtype_t *st,
+int dart__types__dtype_runs(const dart__dtype_t *dt, const dart__dtype_t *st,
                               size_t nelem, dart__dtype_run_fn fn, void *ctx)
 {
   run_iter_t s = {st, 0, 0, 0}, d = {dt, 0, 0, 0};
@@ -233,12 +233,12 @@ static int copy_run(void *ctx, size_t d_at, size_t s_at, size_t n)
   return 0;
 }
 
-void dart__globmem__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
+void dart__types__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
                                       const void *src,
                                       const dart__dtype_t *st, size_t nelem)
 {
   copy_ctx_t c = {dst, src, st->elem_size};
-  dart__globmem__dtype_runs(dt, st, nelem, copy_run, &c);
+  dart__types__dtype_runs(dt, st, nelem, copy_run, &c);
 }
 
 /* ---- public constructors ---- */
@@ -290,7 +290,7 @@ static const dart__dtype_t *basic_base(const char *func,
                                        dart_datatype_t basetype)
 {
   if (basetype > DART_TYPE_UNDEFINED && basetype < DART_TYPE_LAST)
-    return &dart__globmem__basic_types[basetype];
+    return &dart__types__basic_types[basetype];
   DART_LOG_ERROR_IN(func, "base type %ld is not a basic type", (long)basetype);
   return NULL;
 }
@@ -395,7 +395,7 @@ dart_ret_t dart_type_create_custom(size_t num_bytes, dart_datatype_t *newtype)
   }
   derived_t *d = calloc(1, sizeof *d);
   if (d == NULL) return DART_ERR_NOMEM;
-  d->type = dart__globmem__basic_types[DART_TYPE_BYTE];
+  d->type = dart__types__basic_types[DART_TYPE_BYTE];
   d->type.kind = DART__DT_CUSTOM;
   d->type.elem_size = num_bytes;
   d->type.max_nelem = SIZE_MAX / num_bytes;

@@ -1,3 +1,7 @@
+/*
+ * dart_init and dart_exit: every module started in order, and ended in
+ * reverse (the one folder that includes all others).
+ */
 #include <dart/dart_config.h>
 #include <dart/dart.h>
 #include <stdio.h>
@@ -5,15 +9,16 @@
 #include <string.h>
 
 #include "base/env.h"
-#include "globmem/datatype.h"
+#include "base/runtime.h"
 #include "globmem/globmem.h"
-#include "globmem/op.h"
 #include "gpu/gpu.h"
-#include "onesided/acc_queue.h"
 #include "onesided/onesided.h"
 #include "progress/progress.h"
-#include "team/runtime.h"
 #include "team/team.h"
+#include "transport/acc_queue.h"
+#include "transport/transport.h"
+#include "types/datatype.h"
+#include "types/op.h"
 
 dart__runtime_t dart__rt;
 static dart_config_t client_config;
@@ -113,7 +118,7 @@ static void print_info(void)
 {
   const bool ucx = dart__rt.transport == DART__TRANSPORT_UCX;
   const char *remote = ucx ? "ucx" : "mpi";
-  const dart__path_ops_t *const *paths = dart__onesided__paths;
+  const dart__path_ops_t *const *paths = dart__transport__paths;
   printf("libdart %s: %d units on %d node(s)%s\n", DART_VERSION_STR,
          dart__rt.size, dart__rt.num_nodes,
          dart__base__config.units_per_node ? " (emulated)" : "");
@@ -131,7 +136,7 @@ static void print_info(void)
            dart__cma__usable() ? paths[DART__PATH_CMA]->info : remote);
   else
     printf("  node peers: %s (DART_SHM=0)\n", remote);
-  printf("  other nodes: %s", dart__onesided__remote()->info);
+  printf("  other nodes: %s", dart__transport__remote()->info);
 #ifdef OPEN_MPI
   const char *osc = getenv("OMPI_MCA_osc");
   if (!ucx) printf(", Open MPI osc=%s", osc ? osc : "default");
@@ -142,7 +147,7 @@ static void print_info(void)
   printf("  queued accumulates (CPU atomics): %s\n",
          dart__rt.thread_level == DART_THREAD_MULTIPLE
              ? "none (DART_THREAD_MULTIPLE)"
-         : dart__onesided__acc_htm()
+         : dart__transport__acc_htm()
              ? "applied in hardware transactions (RTM)"
          : !dart__base__config.htm
              ? "locked instructions (DART_HTM=0)"
@@ -202,10 +207,13 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   dart__rt.thread_level = *provided == MPI_THREAD_MULTIPLE
                               ? DART_THREAD_MULTIPLE : DART_THREAD_SINGLE;
   /* the UCX transport, where it was built */
-  const dart__path_ops_t *ucx = dart__onesided__paths[DART__PATH_UCX];
-  dart__onesided__acc_init();
-  if ((ret = dart__globmem__dtype_init()) != DART_OK) goto fail_comm;
-  if ((ret = dart__globmem__op_init()) != DART_OK) goto fail_dtype;
+  const dart__path_ops_t *ucx = dart__transport__paths[DART__PATH_UCX];
+  dart__transport__acc_init();
+  if ((ret = dart__types__dtype_init()) != DART_OK) goto fail_comm;
+  if ((ret = dart__types__op_init()) != DART_OK) goto fail_dtype;
+  /* a team's locks retire, then its segments go, before the team */
+  dart__team__on_release(dart__onesided__team_release);
+  dart__team__on_release(dart__globmem__segtab_fini);
   if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
   if ((ret = dart__mpi__init()) != DART_OK) goto fail_teams;
   dart__rt.transport = DART__TRANSPORT_MPI; /* until UCX starts */
@@ -220,19 +228,22 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
       goto fail_ucx;
   }
   if ((ret = dart__cma__init()) != DART_OK) goto fail_barrier;
-  if ((ret = dart__gpu__init()) != DART_OK) goto fail_cma_only;
+  if ((ret = dart__gpu__init()) != DART_OK) goto fail_cma;
+  if ((ret = dart__stage__init()) != DART_OK) goto fail_gpu;
   dart__rt.initialized = true;
-  if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_cma;
+  if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_stage;
   if ((ret = dart__progress__start()) != DART_OK) goto fail_pool;
   if (dart__base__config.info && dart__rt.myid == 0) print_info();
   return DART_OK;
 
 fail_pool:
   dart__globmem__pool_fini();
-fail_cma:
+fail_stage:
   dart__rt.initialized = false;
+  dart__stage__fini();
+fail_gpu:
   dart__gpu__fini();
-fail_cma_only:
+fail_cma:
   dart__cma__fini();
 fail_barrier:
   dart__team__barrier_remote_stop(dart__team__get(DART_TEAM_ALL));
@@ -243,9 +254,9 @@ fail_mpi:
 fail_teams:
   dart__team__fini_all();
 fail_op:
-  dart__globmem__op_fini();
+  dart__types__op_fini();
 fail_dtype:
-  dart__globmem__dtype_fini();
+  dart__types__dtype_fini();
 fail_comm:
   MPI_Comm_free(&dart__rt.comm);
 fail:
@@ -278,19 +289,20 @@ dart_ret_t dart_init_thread(int *argc, char ***argv,
 dart_ret_t dart_exit(void)
 {
   DART__CHECK_INIT();
-  dart__onesided__acc_complete();
+  dart__transport__acc_complete();
   dart__progress__stop();
   dart__onesided__fini();
   dart__onesided__locks_retire(DART_TEAM_NULL);
   dart__globmem__allocators_fini();
   dart__team__fini_all();
+  dart__stage__fini();
   dart__gpu__fini();
   dart__cma__fini();
-  if (dart__onesided__paths[DART__PATH_UCX] != NULL)
-    dart__onesided__paths[DART__PATH_UCX]->fini();
+  if (dart__transport__paths[DART__PATH_UCX] != NULL)
+    dart__transport__paths[DART__PATH_UCX]->fini();
   dart__mpi__fini();
-  dart__globmem__op_fini();
-  dart__globmem__dtype_fini();
+  dart__types__op_fini();
+  dart__types__dtype_fini();
   MPI_Comm_free(&dart__rt.comm);
   dart__rt.initialized = false;
   if (dart__rt.mpi_owned) MPI_Finalize();

@@ -6,8 +6,9 @@
  * units go on), and a handle's at its wait, through an event recorded
  * behind its copies (later copies to the unit go on).
  */
+#include "base/runtime.h"
 #include "gpu/gpu.h"
-#include "team/runtime.h"
+#include "onesided/onesided.h"
 
 static dart_ret_t ipc_xfer(const dart__xfer_t *x, bool is_put,
                            dart__mode_t mode, dart_handle_t *handle)
@@ -15,7 +16,7 @@ static dart_ret_t ipc_xfer(const dart__xfer_t *x, bool is_put,
   const dart__target_t *t = x->target;
   char *part;
   void *stream;
-  dart_ret_t ret = dart__gpu__seg_part(t->seg, t->unit, &part);
+  dart_ret_t ret = dart__globmem__device_part(t->seg, t->unit, &part);
   if (ret != DART_OK) return ret;
   if ((ret = dart__gpu__stream(t->team->members[t->unit], &stream)) !=
           DART_OK ||
@@ -70,7 +71,7 @@ static dart_ret_t ipc_atomic(const dart__atomic_t *a)
   const dart__target_t *t = a->target;
   char *part;
   void *stream;
-  dart_ret_t ret = dart__gpu__seg_part(t->seg, t->unit, &part);
+  dart_ret_t ret = dart__globmem__device_part(t->seg, t->unit, &part);
   if (ret == DART_OK)
     ret = dart__gpu__stream(t->team->members[t->unit], &stream);
   return ret == DART_OK ? dart__gpu.ops->atomic(a, part + t->offset, stream)

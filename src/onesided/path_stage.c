@@ -21,9 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/runtime.h"
 #include "gpu/gpu.h"
+#include "onesided/onesided.h"
 #include "progress/progress.h"
-#include "team/runtime.h"
 
 #define CHUNK ((size_t)1 << 20)
 
@@ -123,7 +124,7 @@ static bool stage_outside_mpi(void)
 static const dart__progress_source_t stage_progress = {
     .name = "stage", .poll = stage_poll, .outside_mpi = stage_outside_mpi};
 
-dart_ret_t dart__gpu__stage_init(void)
+dart_ret_t dart__stage__init(void)
 {
   if (!dart__gpu.any_device || dart__rt.num_nodes < 2 ||
       dart__gpu.ucx_direct)
@@ -148,7 +149,7 @@ fail_comm:
   return DART_ERR_OTHER;
 }
 
-void dart__gpu__stage_fini(void)
+void dart__stage__fini(void)
 {
   if (!dart__gpu.staging) return;
   /* every origin has its answers (dart_exit comes after a barrier): only
@@ -181,7 +182,7 @@ static char *request_target(const request_t *r)
 {
   dart__team_t *team = dart__team__get((dart_team_t)r->team);
   dart__segment_t *seg =
-      team ? dart__globmem__segtab_get(&team->segs, (int16_t)r->segid) : NULL;
+      team ? dart__team__segtab_get(&team->segs, (int16_t)r->segid) : NULL;
   if (seg == NULL || seg->memkind != DART_MEMKIND_CUDA ||
       r->offset > seg->mysize || r->bytes > seg->mysize - r->offset) {
     DART_LOG_ERROR("a staged transfer names segment %d of team %d, offset "
@@ -479,10 +480,10 @@ static dart_ret_t stage_xfer(const dart__xfer_t *x, bool is_put,
                 x->func};
   pthread_mutex_lock(&stage.origin_lock);
   if (is_put)
-    dart__globmem__dtype_runs(x->remote_t, x->local_t, x->nelem, stage_run,
+    dart__types__dtype_runs(x->remote_t, x->local_t, x->nelem, stage_run,
                               &o);
   else
-    dart__globmem__dtype_runs(x->local_t, x->remote_t, x->nelem, stage_run,
+    dart__types__dtype_runs(x->local_t, x->remote_t, x->nelem, stage_run,
                               &o);
   pthread_mutex_unlock(&stage.origin_lock);
   if (o.ret != DART_OK) {

@@ -8,8 +8,8 @@
  * k * extent elements. nelem elements span (ninst - 1) * extent + end
  * elements, end being the end of an instance's last element.
  */
-#ifndef DART__GLOBMEM__DATATYPE_H_
-#define DART__GLOBMEM__DATATYPE_H_
+#ifndef DART__TYPES__DATATYPE_H_
+#define DART__TYPES__DATATYPE_H_
 
 #include <dart/dart_types.h>
 #include <mpi.h>
@@ -46,26 +46,26 @@ typedef struct {
 
 #define DART__DTYPE_FIRST_DERIVED ((dart_datatype_t)1024)
 
-extern dart__dtype_t dart__globmem__basic_types[DART_TYPE_LAST];
+extern dart__dtype_t dart__types__basic_types[DART_TYPE_LAST];
 /* Bytes of one element of each basic type (0: DART_TYPE_UNDEFINED): the
- * hot paths' compact view of dart__globmem__basic_types (hidden: addressed
+ * hot paths' compact view of dart__types__basic_types (hidden: addressed
  * relative to the code). */
-extern const uint8_t dart__globmem__basic_size[DART_TYPE_LAST]
+extern const uint8_t dart__types__basic_size[DART_TYPE_LAST]
     __attribute__((visibility("hidden")));
 
 /* The derived type behind a value, or NULL. */
-const dart__dtype_t *dart__globmem__dtype_derived(dart_datatype_t type);
+const dart__dtype_t *dart__types__dtype_derived(dart_datatype_t type);
 
 /* The type behind a value, or NULL for an unknown or destroyed one. */
-static inline const dart__dtype_t *dart__globmem__dtype(dart_datatype_t type)
+static inline const dart__dtype_t *dart__types__dtype(dart_datatype_t type)
 {
   if (type > DART_TYPE_UNDEFINED && type < DART_TYPE_LAST)
-    return &dart__globmem__basic_types[type];
-  return dart__globmem__dtype_derived(type);
+    return &dart__types__basic_types[type];
+  return dart__types__dtype_derived(type);
 }
 
 /* Elements spanned by nelem elements (nelem a multiple of num_elem). */
-static inline size_t dart__globmem__dtype_span(const dart__dtype_t *t,
+static inline size_t dart__types__dtype_span(const dart__dtype_t *t,
                                                size_t nelem)
 {
   if (t->contiguous) return nelem;
@@ -73,7 +73,7 @@ static inline size_t dart__globmem__dtype_span(const dart__dtype_t *t,
   return (nelem / t->num_elem - 1) * t->extent + t->end;
 }
 
-dart_ret_t dart__globmem__dtype_pair_checked(const char *func,
+dart_ret_t dart__types__dtype_pair_checked(const char *func,
                                              dart_datatype_t src,
                                              dart_datatype_t dst, size_t nelem,
                                              const dart__dtype_t **src_t,
@@ -84,7 +84,7 @@ dart_ret_t dart__globmem__dtype_pair_checked(const char *func,
  * types, same base, nelem a multiple of both, byte counts that fit. Logs as
  * func and returns DART_ERR_INVAL otherwise.
  */
-static inline dart_ret_t dart__globmem__dtype_pair(const char *func,
+static inline dart_ret_t dart__types__dtype_pair(const char *func,
                                                    dart_datatype_t src,
                                                    dart_datatype_t dst,
                                                    size_t nelem,
@@ -93,11 +93,11 @@ static inline dart_ret_t dart__globmem__dtype_pair(const char *func,
 {
   /* the common case: one basic type on both sides */
   if (src == dst && src > DART_TYPE_UNDEFINED && src < DART_TYPE_LAST &&
-      nelem <= dart__globmem__basic_types[src].max_nelem) {
-    *src_t = *dst_t = &dart__globmem__basic_types[src];
+      nelem <= dart__types__basic_types[src].max_nelem) {
+    *src_t = *dst_t = &dart__types__basic_types[src];
     return DART_OK;
   }
-  return dart__globmem__dtype_pair_checked(func, src, dst, nelem, src_t,
+  return dart__types__dtype_pair_checked(func, src, dst, nelem, src_t,
                                            dst_t);
 }
 
@@ -109,15 +109,15 @@ static inline dart_ret_t dart__globmem__dtype_pair(const char *func,
  */
 typedef int (*dart__dtype_run_fn)(void *ctx, size_t dst_at, size_t src_at,
                                   size_t n);
-int dart__globmem__dtype_runs(const dart__dtype_t *dt, const dart__dtype_t *st,
+int dart__types__dtype_runs(const dart__dtype_t *dt, const dart__dtype_t *st,
                               size_t nelem, dart__dtype_run_fn fn, void *ctx);
 
-void dart__globmem__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
+void dart__types__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
                                       const void *src,
                                       const dart__dtype_t *st, size_t nelem);
 
 /* Copies nelem elements from src laid out as st to dst laid out as dt. */
-static inline void dart__globmem__dtype_copy(void *dst,
+static inline void dart__types__dtype_copy(void *dst,
                                              const dart__dtype_t *dt,
                                              const void *src,
                                              const dart__dtype_t *st,
@@ -126,12 +126,12 @@ static inline void dart__globmem__dtype_copy(void *dst,
   if (st->contiguous && dt->contiguous)
     memcpy(dst, src, nelem * st->elem_size);
   else
-    dart__globmem__dtype_copy_layout(dst, dt, src, st, nelem);
+    dart__types__dtype_copy_layout(dst, dt, src, st, nelem);
 }
 
 /* MPI type and count describing n elements of t (n a multiple of num_elem,
  * n / num_elem <= INT_MAX). */
-static inline MPI_Datatype dart__globmem__dtype_mpi(const dart__dtype_t *t,
+static inline MPI_Datatype dart__types__dtype_mpi(const dart__dtype_t *t,
                                                     size_t n, int *count)
 {
   if (t->contiguous) {
@@ -143,7 +143,7 @@ static inline MPI_Datatype dart__globmem__dtype_mpi(const dart__dtype_t *t,
 }
 
 /* Set up and tear down the type tables (needs MPI). */
-dart_ret_t dart__globmem__dtype_init(void);
-void dart__globmem__dtype_fini(void);
+dart_ret_t dart__types__dtype_init(void);
+void dart__types__dtype_fini(void);
 
 #endif

@@ -13,9 +13,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "base/runtime.h"
+#include "globmem/globmem.h"
 #include "gpu/gpu.h"
 #include "progress/progress.h"
-#include "team/runtime.h"
 
 typedef struct mapping {
   int64_t owner;
@@ -30,7 +31,7 @@ static struct {
   mapping_t *list;
 } cache = {PTHREAD_MUTEX_INITIALIZER, NULL};
 
-dart_ret_t dart__gpu__seg_init(const char *func, dart__segment_t *seg,
+dart_ret_t dart__globmem__device_init(const char *func, dart__segment_t *seg,
                                void *addr)
 {
   dart__team_t *team = seg->team;
@@ -81,7 +82,7 @@ dart_ret_t dart__gpu__seg_init(const char *func, dart__segment_t *seg,
   return DART_OK;
 }
 
-dart_ret_t dart__gpu__seg_part(dart__segment_t *seg, int unit, char **base)
+dart_ret_t dart__globmem__device_part(dart__segment_t *seg, int unit, char **base)
 {
   char *p = atomic_load_explicit(&seg->gpu.parts[unit], memory_order_acquire);
   if (__builtin_expect(p != NULL, 1)) {
@@ -125,7 +126,7 @@ dart_ret_t dart__gpu__seg_part(dart__segment_t *seg, int unit, char **base)
   return ret;
 }
 
-void dart__gpu__seg_unmap(dart__segment_t *seg)
+void dart__globmem__device_unmap(dart__segment_t *seg)
 {
   dart__team_t *team = seg->team;
   if (seg->gpu.parts == NULL) return;
@@ -149,9 +150,9 @@ void dart__gpu__seg_unmap(dart__segment_t *seg)
   pthread_mutex_unlock(&cache.lock);
 }
 
-void dart__gpu__seg_release(dart__segment_t *seg)
+void dart__globmem__device_release(dart__segment_t *seg)
 {
-  dart__gpu__seg_unmap(seg);
+  dart__globmem__device_unmap(seg);
   if (seg->gpu.staged) atomic_fetch_sub(&dart__gpu.staged_segments, 1);
   seg->gpu.staged = false;
   if (seg->gpu.alloc) dart__gpu.ops->free(seg->gpu.alloc);

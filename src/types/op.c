@@ -1,11 +1,11 @@
-#include "globmem/op.h"
+#include "types/op.h"
 
 #include <stdlib.h>
 #include <threads.h>
 
 #include "base/log.h"
+#include "base/runtime.h"
 #include "base/slots.h"
-#include "team/runtime.h"
 
 typedef struct {
   dart_operator_t fn;
@@ -59,7 +59,7 @@ static void user_op_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
   if (found && op) op->fn(in, inout, (size_t)*len, op->userdata);
 }
 
-dart_ret_t dart__globmem__op_init(void)
+dart_ret_t dart__types__op_init(void)
 {
   dart__base__slots_init(&user_ops, 1u << 16, DART__SLOTS_REUSE_DELAYED);
   for (dart_datatype_t t = 0; t < DART_TYPE_LAST; t++)
@@ -73,7 +73,7 @@ dart_ret_t dart__globmem__op_init(void)
                                          NULL));
   DART__MPI_CHECK(MPI_Op_create(minmax_fn, 1, &minmax_op));
   for (dart_datatype_t t = DART_TYPE_BYTE; t < DART_TYPE_LAST; t++) {
-    DART__MPI_CHECK(MPI_Type_contiguous(2, dart__globmem__dtype(t)->mpi_elem,
+    DART__MPI_CHECK(MPI_Type_contiguous(2, dart__types__dtype(t)->mpi_elem,
                                         &minmax_pair[t]));
     DART__MPI_CHECK(MPI_Type_commit(&minmax_pair[t]));
   }
@@ -88,7 +88,7 @@ static void user_op_free(user_op_t *op)
   free(op);
 }
 
-void dart__globmem__op_fini(void)
+void dart__types__op_fini(void)
 {
   for (uint32_t id = 0; id < user_ops.next_fresh; id++) {
     user_op_t *op = dart__base__slots_get(&user_ops, id);
@@ -112,7 +112,7 @@ static bool user_id(dart_operation_t op, uint32_t *id)
   return true;
 }
 
-dart_ret_t dart__globmem__op_mpi(const char *func, dart_operation_t op,
+dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
                                  const dart__dtype_t *t, MPI_Op *mpi_op,
                                  MPI_Datatype *mpi_type, size_t *per_mpi_elem)
 {
@@ -126,7 +126,7 @@ dart_ret_t dart__globmem__op_mpi(const char *func, dart_operation_t op,
       DART_LOG_ERROR_IN(func, "unknown operation %lu", (unsigned long)op);
       return DART_ERR_INVAL;
     }
-    if (dart__globmem__dtype(u->dtype) != t) {
+    if (dart__types__dtype(u->dtype) != t) {
       DART_LOG_ERROR_IN(func,
                         "operation %lu was created for datatype %ld, not "
                         "this one", (unsigned long)op, (long)u->dtype);
@@ -172,7 +172,7 @@ dart_ret_t dart_op_create(dart_operator_t op, void *userdata, bool commute,
                           dart_operation_t *new_op)
 {
   DART__CHECK_INIT();
-  const dart__dtype_t *t = dart__globmem__dtype(dtype);
+  const dart__dtype_t *t = dart__types__dtype(dtype);
   if (op == NULL || new_op == NULL || t == NULL || !t->contiguous) {
     DART_LOG_ERROR("invalid arguments: op %p, new_op %p, dtype %ld (a known "
                    "contiguous type is needed)",

@@ -3,8 +3,8 @@
  * compare-and-swap loops (atomic.c) and the device's (src/gpu/kernel.cu):
  * one definition, compiled as C and as CUDA.
  */
-#ifndef DART__ONESIDED__ATOMIC_APPLY_H_
-#define DART__ONESIDED__ATOMIC_APPLY_H_
+#ifndef DART__TYPES__ATOMIC_APPLY_H_
+#define DART__TYPES__ATOMIC_APPLY_H_
 
 #include <dart/dart_types.h>
 #include <string.h>
@@ -52,7 +52,7 @@
 /* *out = *old op *operand for one element of a basic type; operand NULL
  * (NO_OP needs none) reads as old. */
 static inline DART__HOST_DEVICE void
-dart__atomic_apply_value(int type, int op, const void *old,
+dart__types__apply_value(int type, int op, const void *old,
                          const void *operand, void *out)
 {
   if (operand == NULL) operand = old;

@@ -1,0 +1,52 @@
+/*
+ * The transport interface's shared state: the paths' table and
+ * properties, the operations counted per path, and the flag of puts by
+ * CPU stores that a flush must fence (transport.h).
+ */
+#include "transport/transport.h"
+
+#include "types/atomic_apply.h"
+
+const dart__path_ops_t *const dart__transport__paths[DART_PATH_COUNT] = {
+    [DART__PATH_SELF] = &dart__path_self,
+    [DART__PATH_SHM] = &dart__path_shm,
+    [DART__PATH_MPI] = &dart__path_mpi,
+#ifdef DART_HAVE_UCX
+    [DART__PATH_UCX] = &dart__path_ucx,
+#endif
+    [DART__PATH_CMA] = &dart__path_cma,
+    [DART__PATH_IPC] = &dart__path_ipc,
+    [DART__PATH_STAGE] = &dart__path_stage,
+};
+
+_Atomic uint64_t dart__transport__path_ops[DART_PATH_COUNT];
+
+dart_ret_t dart__transport__flush_all(const char *func, dart__team_t *team)
+{
+  dart_ret_t first = DART_OK;
+  for (int p = 0; p < DART_PATH_COUNT; p++) {
+    const dart__path_ops_t *path = dart__transport__paths[p];
+    if (path == NULL || path->flush_all == NULL) continue;
+    dart_ret_t ret = path->flush_all(func, team);
+    if (first == DART_OK) first = ret;
+  }
+  return first;
+}
+
+const dart__path_props_t dart__path_props[DART_PATH_COUNT] = {
+    [DART__PATH_SELF] = {.load_store = true, .mapped = true},
+    [DART__PATH_SHM] = {.load_store = true, .mapped = true},
+    [DART__PATH_MPI] = {0},
+    [DART__PATH_UCX] = {0},
+    [DART__PATH_CMA] = {0},
+    [DART__PATH_IPC] = {.mapped = true, .device = true},
+    [DART__PATH_STAGE] = {.device = true},
+};
+
+atomic_bool dart__transport__stores_unfenced;
+
+void dart__transport__atomic_apply(const dart__atomic_t *a, const void *old,
+                                   const void *operand, void *out)
+{
+  dart__types__apply_value((int)a->type, (int)a->op, old, operand, out);
+}

@@ -1,0 +1,305 @@
+/*
+ * The transport interface: one operation table per path (self, shm, mpi,
+ * ucx, cma, ipc, stage), after UCX's uct_iface_ops_t, which the runtime
+ * reaches the paths through and nothing else; what the runtime asks of a
+ * path by its value; and the state every path shares (operation counts,
+ * the fence owed to puts by CPU stores). The paths' own files keep their
+ * state private (doc/design.md, "The transport interface").
+ */
+#ifndef DART__TRANSPORT__TRANSPORT_H_
+#define DART__TRANSPORT__TRANSPORT_H_
+
+#include <dart/dart_communication.h>
+#include <dart/dart_ext.h>
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "base/fence.h"
+#include "base/runtime.h"
+#include "progress/progress.h"
+#include "types/datatype.h"
+
+/* What the paths act on, defined above them (globmem/, team/): by
+ * pointer only here. */
+typedef struct dart__team dart__team_t;
+typedef struct dart__segment dart__segment_t;
+typedef struct dart__target dart__target_t;
+typedef struct dart__route_cache dart__route_cache_t;
+
+/* How a unit's part is reached (dart_path_t values). */
+enum {
+  DART__PATH_SELF = 0,
+  DART__PATH_SHM = 1,
+  DART__PATH_MPI = 2,
+  DART__PATH_UCX = 3,
+  DART__PATH_CMA = 4,
+  DART__PATH_IPC = 5,  /* device memory, own or a node peer's */
+  DART__PATH_STAGE = 6 /* device memory on another node, host staging */
+};
+
+/* What the runtime asks of a path, by its value (transport.c): code asks
+ * these, never the order of the values. */
+typedef struct {
+  bool load_store; /* this process loads and stores the host memory itself,
+                    * and its atomics are CPU atomics (self, shm) */
+  bool mapped;     /* in this process's address space, host or device (self,
+                    * shm, ipc) */
+  bool device;     /* device memory (ipc, stage) */
+} dart__path_props_t;
+extern const dart__path_props_t dart__path_props[];
+
+static inline bool dart__path_load_store(int path)
+{
+  return dart__path_props[path].load_store;
+}
+
+typedef enum {
+  DART__MODE_NB,       /* started; completed by a flush */
+  DART__MODE_BLOCKING, /* complete on return */
+  DART__MODE_HANDLE    /* completed through the returned handle */
+} dart__mode_t;
+
+/* One transfer between local memory and the target of a gptr. */
+typedef struct {
+  const dart__target_t *target;
+  void *local;                 /* source of a put, destination of a get */
+  const dart__dtype_t *local_t;
+  const dart__dtype_t *remote_t;
+  size_t nelem;
+  const char *func; /* the public function, for errors */
+} dart__xfer_t;
+
+/* An atomic operation on nelem consecutive elements of a basic type. */
+typedef enum {
+  DART__ATOMIC_ACCUMULATE, /* values[i] op'd into each element */
+  DART__ATOMIC_FETCH_OP,   /* one element; result gets the old value */
+  DART__ATOMIC_CAS         /* one element; result gets the old value */
+} dart__atomic_kind_t;
+
+typedef struct {
+  const char *func; /* the public function, for errors */
+  const dart__target_t *target;
+  dart__atomic_kind_t kind;
+  dart_datatype_t type; /* basic */
+  size_t size;          /* bytes per element */
+  dart_operation_t op;  /* predefined, valid for type */
+  const void *values;   /* operands (CAS: the new value) */
+  const void *compare;  /* CAS only */
+  void *result;
+  size_t nelem;
+} dart__atomic_t;
+
+/* *out = old op operand for one element of a->type (out of line: the
+ * compare-and-swap loops of every path share it). */
+void dart__transport__atomic_apply(const dart__atomic_t *a, const void *old,
+                                   const void *operand, void *out);
+
+/*
+ * A path: how one route class moves data, reached only through this table
+ * (after UCX's uct_iface_ops_t). Each path keeps its state private, in its
+ * own files. Slots a path has no use for are NULL; the runtime asks the
+ * table, never which path it is.
+ */
+typedef struct {
+  /* what DART_INFO says it moves data with */
+  const char *info;
+
+  /* ---- life: a remote transport's ---- */
+  /* Collective over all units at dart_init, where units reach others
+   * through the remote path; falls back to MPI (with a warning) when the
+   * transport cannot start on every unit. fini: at dart_exit, after every
+   * segment is gone. */
+  dart_ret_t (*init)(void);
+  void (*fini)(void);
+  /* its own report for DART_INFO */
+  void (*print_info)(FILE *out);
+  /* whether it moves CUDA device memory itself */
+  bool (*device_memory)(void);
+
+  /* ---- transfers ---- */
+  dart_ret_t (*put)(const dart__xfer_t *x, dart__mode_t mode,
+                    dart_handle_t *handle);
+  dart_ret_t (*get)(const dart__xfer_t *x, dart__mode_t mode,
+                    dart_handle_t *handle);
+  /* The public functions' fast path: bytes (at most INT_MAX) of host
+   * memory between local and t, one basic type on both sides. */
+  dart_ret_t (*contig)(const char *func, const dart__target_t *t,
+                       void *local, size_t bytes, bool is_put,
+                       dart__mode_t mode, dart_handle_t *handle);
+  /* Their hot paths, along a route cache entry of the path (its own state
+   * for the route in e->remote), to offset of the part: blocking, and
+   * started (handle NULL) or with a handle. */
+  dart_ret_t (*cached_get_blocking)(dart__route_cache_t *e, uint64_t offset,
+                                    void *local, size_t bytes);
+  dart_ret_t (*cached_put_blocking)(dart__route_cache_t *e, uint64_t offset,
+                                    const void *local, size_t bytes);
+  dart_ret_t (*cached_start)(dart__route_cache_t *e, uint64_t offset,
+                             void *local, size_t bytes, bool is_put,
+                             dart_handle_t *handle);
+
+  /* ---- completion ---- */
+  /* of everything sent to unit of team: remote, local (func: the public
+   * function, for errors) */
+  dart_ret_t (*flush)(const char *func, dart__team_t *team, int unit);
+  dart_ret_t (*flush_local)(const char *func, dart__team_t *team, int unit);
+  /* dart_flush's and dart_flush_local's along a route cache entry of the
+   * path, with no accumulate queued for CPU atomics */
+  dart_ret_t (*cached_flush)(const char *func, dart__route_cache_t *e);
+  /* of everything this unit started on the path towards the units of
+   * team (NULL: of every team); NULL where every operation is complete on
+   * return */
+  dart_ret_t (*flush_all)(const char *func, dart__team_t *team);
+
+  /* ---- atomics ---- */
+  /* complete on return, ordered (seq_cst) with what the caller does next;
+   * except accumulates the UCX path starts (dart_communication.h) */
+  dart_ret_t (*atomic)(const dart__atomic_t *a);
+  /* dart_accumulate's hot path along a route cache entry whose atomics
+   * take the path: one element of size 4 or 8 at offset of the part,
+   * aligned, whose operation is one instruction, with no accumulate queued
+   * for CPU atomics; only started. */
+  dart_ret_t (*cached_accumulate)(const char *func, dart__route_cache_t *e,
+                                  uint64_t offset, const void *value,
+                                  size_t size, dart_operation_t op);
+
+  /* ---- memory: a remote transport's ---- */
+  /* This unit's part of seg, len bytes the transport allocates itself
+   * (seg->mybase), which its shared-memory transports reach without the
+   * owner's progress. */
+  dart_ret_t (*seg_alloc)(const char *func, dart__segment_t *seg,
+                          size_t len);
+  /* Collective over seg's team: registers this unit's part and exchanges
+   * what the units need to reach each other's. Both keep their state in
+   * seg->transport, which seg_release frees (also after a failure). */
+  dart_ret_t (*seg_register)(const char *func, dart__segment_t *seg);
+  void (*seg_release)(dart__segment_t *seg);
+  /* Memory of this unit's own outside the segments (grown pool chunks):
+   * its registration *mem and the packed key others unpack. */
+  dart_ret_t (*mem_register)(const char *func, void *base, size_t len,
+                             void **mem, void **packed, size_t *packed_len);
+  void (*mem_deregister)(void *mem, void *packed);
+  /* A key of global unit's unpacked into *slot, unless another thread was
+   * first: *key gets the slot's. */
+  dart_ret_t (*key_unpack)(const char *func, int unit, const void *packed,
+                           _Atomic(void *) *slot, void **key);
+  void (*key_destroy)(void *key);
+
+  /* ---- barrier: a remote transport's own ---- */
+  /* Among comm's units, for the units of a team that meet across nodes
+   * (collective over comm): *out NULL where it has none here, on every
+   * unit (then MPI's serves). */
+  dart_ret_t (*barrier_create)(const char *func, MPI_Comm comm, void **out);
+  /* Returns once every unit of b's communicator has entered; serves
+   * peers' operations while it waits. */
+  dart_ret_t (*barrier)(const char *func, void *b);
+  void (*barrier_destroy)(void *b);
+} dart__path_ops_t;
+
+/* The paths by route (dart_path_t), and operations counted per path
+ * (statistics: relaxed, without a locked read-modify-write). Hidden:
+ * addressed relative to the code, not through the GOT. */
+extern const dart__path_ops_t *const dart__transport__paths[DART_PATH_COUNT]
+    __attribute__((visibility("hidden")));
+
+/* The remote transport's path (DART_TRANSPORT, once started). */
+static inline const dart__path_ops_t *dart__transport__remote(void)
+{
+  return dart__transport__paths[dart__rt.remote_path];
+}
+
+/* Every path's flush_all: what dart_flush_all, dart_barrier (team NULL)
+ * and a segment's end complete. Returns the first failure, after trying
+ * every path. */
+dart_ret_t dart__transport__flush_all(const char *func, dart__team_t *team);
+extern _Atomic uint64_t dart__transport__path_ops[DART_PATH_COUNT];
+
+static inline void dart__transport__count_ops(int path, uint64_t n)
+{
+  atomic_store_explicit(
+      &dart__transport__path_ops[path],
+      atomic_load_explicit(&dart__transport__path_ops[path],
+                           memory_order_relaxed) + n,
+      memory_order_relaxed);
+}
+
+/* Counts an operation of path that completed in place, which serves the
+ * peers now and then (progress.h). */
+static inline void dart__transport__count_op(int path)
+{
+  uint64_t n = atomic_load_explicit(&dart__transport__path_ops[path],
+                                    memory_order_relaxed) + 1;
+  atomic_store_explicit(&dart__transport__path_ops[path], n,
+                        memory_order_relaxed);
+  dart__progress__served(n);
+}
+
+/* A non-blocking put by CPU stores left stores the next flush must fence
+ * against the caller's later loads. After gets alone a flush has nothing
+ * to order: their loads are done. One flag for all threads, so under
+ * DART_THREAD_MULTIPLE every flush fences (path_shm.c). */
+extern atomic_bool dart__transport__stores_unfenced;
+
+/* Completes, in mode, a put done by CPU stores. */
+static inline __attribute__((always_inline)) void
+dart__transport__stores_done(dart__mode_t mode, dart_handle_t *handle)
+{
+  /* complete, blocking or as a handle that is DART_HANDLE_NULL: before the
+   * caller's later loads too (a release fence would let them pass the
+   * stores) */
+  if (mode != DART__MODE_NB) {
+    dart__base__fence();
+  } else {
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&dart__transport__stores_unfenced, true,
+                          memory_order_relaxed);
+  }
+  if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+}
+
+/* The flush of puts by CPU stores: their stores before the caller's later
+ * loads. */
+static inline __attribute__((always_inline)) void
+dart__transport__stores_fence(void)
+{
+  if (atomic_load_explicit(&dart__transport__stores_unfenced,
+                           memory_order_relaxed) ||
+      dart__rt.thread_level == DART_THREAD_MULTIPLE) {
+    atomic_store_explicit(&dart__transport__stores_unfenced, false,
+                          memory_order_relaxed);
+    dart__base__fence();
+  }
+}
+
+extern const dart__path_ops_t dart__path_self;
+extern const dart__path_ops_t dart__path_shm;
+extern const dart__path_ops_t dart__path_mpi;
+extern const dart__path_ops_t dart__path_cma;
+#ifdef DART_HAVE_UCX
+extern const dart__path_ops_t dart__path_ucx;
+#endif
+extern const dart__path_ops_t dart__path_ipc;
+extern const dart__path_ops_t dart__path_stage;
+
+/* Host staging (onesided/path_stage.c), with device parts on other
+ * nodes: its progress source serves the staged transfers others aim at
+ * this unit; from dart_init (after the device) to dart_exit. */
+dart_ret_t dart__stage__init(void);
+void dart__stage__fini(void);
+
+/* The MPI path's progress, from dart_init to dart_exit. */
+dart_ret_t dart__mpi__init(void);
+void dart__mpi__fini(void);
+
+/*
+ * ---- the CMA path (path_cma.c) ----
+ * Node peers' memory outside shared windows, by cross-memory attach.
+ * dart__cma__init (collective at dart_init) finds out whether this process
+ * may use it with its node peers, and logs the fallback when not.
+ */
+dart_ret_t dart__cma__init(void);
+void dart__cma__fini(void);
+/* Whether node peers reach each other's private memory through CMA. */
+bool dart__cma__usable(void);
+
+#endif
