@@ -257,15 +257,16 @@ static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
     r->disp = (MPI_Aint)theirs[PART_DISP] + (MPI_Aint)header;
     r->addr = theirs[PART_ADDR] + header;
     if (device) {
-      /* node peers' parts mapped on first use; other nodes' through UCX
-       * (then every unit's atomics too: the device's and the network's
-       * are not atomic with each other) or staged */
+      /* node peers' parts mapped on first use; other nodes' through the
+       * remote transport where it moves device memory (then every unit's
+       * atomics too: the device's and the network's are not atomic with
+       * each other), else staged */
       const int remote_path =
-          dart__gpu.ucx_direct ? DART__PATH_UCX : DART__PATH_STAGE;
+          dart__gpu.ucx_direct ? dart__rt.remote_path : DART__PATH_STAGE;
       r->path = team->node_rank[u] >= 0 ? DART__PATH_IPC : remote_path;
       r->base = u == team->myid ? seg->mybase : NULL;
-      r->atomics =
-          seg->remote && dart__gpu.ucx_direct ? DART__PATH_UCX : r->path;
+      r->atomics = seg->remote && dart__gpu.ucx_direct ? dart__rt.remote_path
+                                                       : r->path;
       continue;
     }
     if (u == team->myid) {

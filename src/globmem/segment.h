@@ -57,7 +57,7 @@ typedef struct dart__segment {
    * remote; freed by its seg_release */
   void *transport;
   int memkind; /* dart_memkind_t */
-  struct {     /* device segments (src/gpu/segment_gpu.c) */
+  struct {     /* device segments (segment_gpu.c) */
     void *alloc;                    /* what we allocated for our part */
     struct dart__gpu_export *exports; /* per team unit on our node */
     _Atomic(char *) *parts;         /* per team unit: mapped part, or NULL */

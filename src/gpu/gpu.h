@@ -1,7 +1,7 @@
 /*
- * GPU memory (dart_memkind.h): the device backends, device segments, the
- * IPC path (own and node peers' device parts) and the staging path (other
- * nodes' device parts).
+ * The device backend of GPU memory (dart_memkind.h): the CUDA and the
+ * emulated device, streams, events and copies. Device segments are in
+ * globmem/segment_gpu.c, the ipc and stage paths in onesided/.
  */
 #ifndef DART__GPU__GPU_H_
 #define DART__GPU__GPU_H_
@@ -102,7 +102,7 @@ void dart__gpu__print_info(FILE *out);
 dart_ret_t dart__gpu__stream(int gunit, void **stream);
 /* Completes every device copy this unit started (dart_flush_all, frees). */
 dart_ret_t dart__gpu__flush_all(void);
-/* A handle's event (path_ipc.c): waits for its copies and destroys it; or
+/* A handle's event (onesided/path_ipc.c): waits for its copies and destroys it; or
  * only destroys it (a handle freed without a wait). */
 dart_ret_t dart__gpu__event_wait(void *event);
 void dart__gpu__event_drop(void *event);

@@ -202,9 +202,9 @@ routed_transfer(const char *func, dart_gptr_t gptr, void *local,
   int path = target.route->path;
   dart__transport__count_op(path);
   /* device memory on the local side of a host path: through the host,
-   * unless UCX moves it itself */
+   * unless the remote transport moves it itself */
   if (!dart__path_props[path].device && dart__gpu__is_device(local)) {
-    if (path != DART__PATH_UCX || !dart__gpu.ucx_direct)
+    if (path != dart__rt.remote_path || !dart__gpu.ucx_direct)
       return dart__gpu__local_xfer(
           &x, is_put, path, target.team->members[target.unit],
           dart__path_load_store(path) ? target.route->base + target.offset

@@ -5,7 +5,7 @@
  * MPI_Barrier on a node here; the shared-memory one takes 0.9x MPI_Barrier
  * at 2-4 units and half of it at 8 (2 cores), and a halo exchange pays it
  * every sweep. For the same reason the units that meet across nodes do so
- * over UCX with the UCX transport (path_ucx.c). DART_SHM=0 keeps no
+ * over UCX with the UCX transport (its barrier slots). DART_SHM=0 keeps no
  * node-shared cells: the whole team meets that way.
  */
 #ifndef DART__TEAM__BARRIER_H_

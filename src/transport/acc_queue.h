@@ -1,7 +1,7 @@
 /*
  * Non-fetching accumulates of one integer element on memory this unit
  * reaches with CPU atomics wait in a short queue and are applied together
- * (path_shm.c). A locked instruction waits for its cache line, and the call
+ * (acc_queue.c). A locked instruction waits for its cache line, and the call
  * around each one fills the CPU's reorder window, so applied one by one
  * every random update pays a whole miss. Queued, each line is prefetched for
  * writing when its update arrives and is in cache when the queue is applied:
