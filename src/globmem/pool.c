@@ -424,16 +424,18 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
   } else {
     remote_chunk_t *cache = remote_cache(unit);
     if (cache == NULL) return DART_ERR_NOMEM;
-    const bool cma = dart__rt.node_of[unit] == dart__rt.my_node &&
-                     dart__base__config.shm && dart__cma__usable();
+    /* a chunk is in no shared window; its key is needed where neither
+     * this process nor CMA reaches it */
+    const dart__team_t *all = target->team;
+    const bool cma = dart__globmem__host_path(all, unit, false, false) ==
+                     DART__PATH_CMA;
     if (atomic_load_explicit(&cache[c].size, memory_order_acquire) == 0) {
       dart_ret_t ret = fetch_chunk(func, unit, c, !cma, &cache[c]);
       if (ret != DART_OK) return ret;
     }
     route->key = atomic_load_explicit(&cache[c].key, memory_order_relaxed);
-    route->path = cma          ? DART__PATH_CMA
-                  : route->key ? dart__rt.remote_path
-                               : DART__PATH_MPI;
+    route->path =
+        dart__globmem__host_path(all, unit, false, route->key != NULL);
     route->base = NULL;
     route->addr = cache[c].addr;
     route->disp = cache[c].disp;

@@ -239,10 +239,21 @@ static dart_ret_t exchange_parts(const char *func, dart__segment_t *seg,
   return slots ? agree_slot(func, team, slots, parts, slot) : DART_OK;
 }
 
+int dart__globmem__host_path(const dart__team_t *team, int u, bool windowed,
+                             bool keyed)
+{
+  const bool peer = team->node_rank[u] >= 0 && dart__base__config.shm;
+  if (u == team->myid) return DART__PATH_SELF;
+  if (peer && windowed) return DART__PATH_SHM;
+  if (peer && dart__cma__usable()) return DART__PATH_CMA; /* its private
+                                                             memory */
+  return keyed ? dart__rt.remote_path : DART__PATH_MPI;
+}
+
 /*
- * How each unit's part is reached, and the path of the segment's atomics:
- * the one place routes of segments are chosen (grown pool chunks are
- * resolved in pool.c).
+ * How each unit's part is reached, and the path of the segment's atomics
+ * (host routes through dart__globmem__host_path, as grown pool chunks'
+ * are).
  */
 static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
                                 size_t header, const uint64_t *parts)
@@ -251,7 +262,6 @@ static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
   const bool device = seg->memkind == DART_MEMKIND_CUDA;
   for (int u = 0; u < team->size; u++) {
     dart__route_t *r = &seg->routes[u];
-    bool peer = team->node_rank[u] >= 0 && dart__base__config.shm;
     const uint64_t *theirs = &parts[PART_FIELDS * u];
     r->size = theirs[PART_SIZE] - header;
     r->disp = (MPI_Aint)theirs[PART_DISP] + (MPI_Aint)header;
@@ -269,10 +279,13 @@ static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
                                                        : r->path;
       continue;
     }
-    if (u == team->myid) {
-      r->path = DART__PATH_SELF;
+    /* registered memory is the user's own, in no shared window; the
+     * remote transport reaches every part of a segment */
+    r->path = dart__globmem__host_path(team, u,
+                                       seg->kind != DART__SEG_REGISTER, true);
+    if (r->path == DART__PATH_SELF) {
       r->base = seg->mybase + header;
-    } else if (peer && seg->kind != DART__SEG_REGISTER) {
+    } else if (r->path == DART__PATH_SHM) {
       MPI_Aint size;
       int disp_unit;
       char *base;
@@ -281,12 +294,7 @@ static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
         DART_LOG_ERROR_IN(func, "MPI_Win_shared_query failed");
         return DART_ERR_OTHER;
       }
-      r->path = DART__PATH_SHM;
       r->base = align_part(base) + header;
-    } else if (peer && dart__cma__usable()) {
-      r->path = DART__PATH_CMA; /* private memory of a node peer */
-    } else {
-      r->path = dart__rt.remote_path;
     }
     r->atomics = seg->remote ? dart__rt.remote_path : DART__PATH_SHM;
   }
