@@ -245,8 +245,8 @@ int dart__globmem__host_path(const dart__team_t *team, int u, bool windowed,
   const bool peer = team->node_rank[u] >= 0 && dart__base__config.shm;
   if (u == team->myid) return DART__PATH_SELF;
   if (peer && windowed) return DART__PATH_SHM;
-  if (peer && dart__cma__usable()) return DART__PATH_CMA; /* its private
-                                                             memory */
+  if (peer && dart__transport__usable(DART__PATH_CMA))
+    return DART__PATH_CMA; /* its private memory */
   return keyed ? dart__rt.remote_path : DART__PATH_MPI;
 }
 

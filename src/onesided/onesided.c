@@ -663,8 +663,10 @@ dart_ret_t dart_transport_paths(dart_path_t *remote, dart_path_t *peer_private)
     return DART_ERR_INVAL;
   }
   *remote = (dart_path_t)dart__rt.remote_path;
-  *peer_private = dart__cma__usable() && dart__base__config.shm
-                      ? DART_PATH_CMA : *remote;
+  *peer_private =
+      dart__transport__usable(DART__PATH_CMA) && dart__base__config.shm
+          ? DART_PATH_CMA
+          : *remote;
   return DART_OK;
 }
 

@@ -5,7 +5,7 @@
  * a transport's buffers. Complete on return, like the shared-memory paths.
  *
  * A process may be forbidden to use it (ptrace rules, containers):
- * dart__cma__init tries it between node peers and, where any unit fails,
+ * cma_init tries it between node peers and, where any unit fails,
  * leaves that memory to the remote transport, with a log line saying why.
  * DART_CMA=0 does the same on request. CMA carries no atomics: a segment
  * with CMA routes takes the remote transport's atomics (segment.c).
@@ -30,7 +30,7 @@ static struct {
   pid_t *pids; /* per global unit */
 } cma;
 
-bool dart__cma__usable(void) { return cma.usable; }
+static bool cma_usable(void) { return cma.usable; }
 
 /* Moves bytes of n pieces between our iov and unit's rem; a call may move
  * less than asked, so it goes on from where the kernel stopped. */
@@ -152,20 +152,11 @@ static dart_ret_t cma_flush(const char *func, dart__team_t *team,
   return DART_OK;
 }
 
-/* complete on return: no flush_all; no atomics (routes of registered
- * memory take the remote transport's) */
-const dart__path_ops_t dart__path_cma = {
-    .info = "cma (process_vm_readv/writev)",
-    .put = cma_put,
-    .get = cma_get,
-    .contig = cma_contig,
-    .flush = cma_flush,
-    .flush_local = cma_flush};
 
 /* What a peer reads from us to find out whether CMA works. */
 static const uint64_t probe = UINT64_C(0x434d4150524f4245);
 
-dart_ret_t dart__cma__init(void)
+static dart_ret_t cma_init(void)
 {
   const int size = dart__rt.size;
   struct {
@@ -225,9 +216,22 @@ dart_ret_t dart__cma__init(void)
   return DART_OK;
 }
 
-void dart__cma__fini(void)
+static void cma_fini(void)
 {
   free(cma.pids);
   cma.pids = NULL;
   cma.usable = false;
 }
+
+/* complete on return: no flush_all; no atomics (routes of registered
+ * memory take the remote transport's) */
+const dart__path_ops_t dart__path_cma = {
+    .info = "cma (process_vm_readv/writev)",
+    .init = cma_init,
+    .fini = cma_fini,
+    .usable = cma_usable,
+    .put = cma_put,
+    .get = cma_get,
+    .contig = cma_contig,
+    .flush = cma_flush,
+    .flush_local = cma_flush};

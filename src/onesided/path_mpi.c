@@ -243,15 +243,6 @@ static dart_ret_t mpi_flush_all(const char *func, dart__team_t *team)
   return team ? dart__team__flush_window(team) : dart__team__flush_windows();
 }
 
-const dart__path_ops_t dart__path_mpi = {
-    .info = "mpi (MPI RMA on dynamic windows)",
-    .put = mpi_put,
-    .get = mpi_get,
-    .contig = mpi_contig,
-    .flush = mpi_flush,
-    .flush_local = mpi_flush,
-    .flush_all = mpi_flush_all,
-    .atomic = mpi_atomic};
 
 /* MPI's one-sided operations may wait for their target to enter MPI (Open
  * MPI's osc/pt2pt serves them from its progress engine): where a team has
@@ -268,9 +259,21 @@ static unsigned mpi_poll(void)
 static const dart__progress_source_t mpi_progress = {
     .name = "mpi", .poll = mpi_poll, .costly = true};
 
-dart_ret_t dart__mpi__init(void)
+static dart_ret_t mpi_init(void)
 {
   return dart__progress__add("dart_init", &mpi_progress);
 }
 
-void dart__mpi__fini(void) { dart__progress__remove(&mpi_progress); }
+static void mpi_fini(void) { dart__progress__remove(&mpi_progress); }
+
+const dart__path_ops_t dart__path_mpi = {
+    .info = "mpi (MPI RMA on dynamic windows)",
+    .init = mpi_init,
+    .fini = mpi_fini,
+    .put = mpi_put,
+    .get = mpi_get,
+    .contig = mpi_contig,
+    .flush = mpi_flush,
+    .flush_local = mpi_flush,
+    .flush_all = mpi_flush_all,
+    .atomic = mpi_atomic};

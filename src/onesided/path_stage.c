@@ -124,7 +124,7 @@ static bool stage_outside_mpi(void)
 static const dart__progress_source_t stage_progress = {
     .name = "stage", .poll = stage_poll, .outside_mpi = stage_outside_mpi};
 
-dart_ret_t dart__stage__init(void)
+static dart_ret_t stage_init(void)
 {
   if (!dart__gpu.any_device || dart__rt.num_nodes < 2 ||
       dart__gpu.ucx_direct)
@@ -149,7 +149,7 @@ fail_comm:
   return DART_ERR_OTHER;
 }
 
-void dart__stage__fini(void)
+static void stage_fini(void)
 {
   if (!dart__gpu.staging) return;
   /* every origin has its answers (dart_exit comes after a barrier): only
@@ -527,7 +527,9 @@ static dart_ret_t stage_atomic(const dart__atomic_t *a)
 }
 
 /* complete on return: no flush_all */
-const dart__path_ops_t dart__path_stage = {.put = stage_put,
+const dart__path_ops_t dart__path_stage = {.init = stage_init,
+                                           .fini = stage_fini,
+                                           .put = stage_put,
                                            .get = stage_get,
                                            .flush = stage_flush,
                                            .flush_local = stage_flush,

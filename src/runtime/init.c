@@ -133,7 +133,8 @@ static void print_info(void)
     printf("  node peers' allocations: %s\n"
            "  node peers' registered memory and grown pools: %s\n",
            paths[DART__PATH_SHM]->info,
-           dart__cma__usable() ? paths[DART__PATH_CMA]->info : remote);
+           dart__transport__usable(DART__PATH_CMA) ? paths[DART__PATH_CMA]->info
+                                                   : remote);
   else
     printf("  node peers: %s (DART_SHM=0)\n", remote);
   printf("  other nodes: %s", dart__transport__remote()->info);
@@ -206,8 +207,10 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
 #endif
   dart__rt.thread_level = *provided == MPI_THREAD_MULTIPLE
                               ? DART_THREAD_MULTIPLE : DART_THREAD_SINGLE;
-  /* the UCX transport, where it was built */
-  const dart__path_ops_t *ucx = dart__transport__paths[DART__PATH_UCX];
+  /* the paths start through their tables, in the order they need; the
+   * UCX transport where it was built */
+  const dart__path_ops_t *const *paths = dart__transport__paths;
+  const dart__path_ops_t *ucx = paths[DART__PATH_UCX];
   dart__transport__acc_init();
   if ((ret = dart__types__dtype_init()) != DART_OK) goto fail_comm;
   if ((ret = dart__types__op_init()) != DART_OK) goto fail_dtype;
@@ -215,7 +218,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   dart__team__on_release(dart__onesided__team_release);
   dart__team__on_release(dart__globmem__segtab_fini);
   if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
-  if ((ret = dart__mpi__init()) != DART_OK) goto fail_teams;
+  if ((ret = paths[DART__PATH_MPI]->init()) != DART_OK) goto fail_teams;
   dart__rt.transport = DART__TRANSPORT_MPI; /* until UCX starts */
   dart__rt.remote_path = DART__PATH_MPI;
   /* UCX only where units reach others through the remote path: on one node
@@ -227,9 +230,9 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
              "dart_init", dart__team__get(DART_TEAM_ALL))) != DART_OK)
       goto fail_ucx;
   }
-  if ((ret = dart__cma__init()) != DART_OK) goto fail_barrier;
+  if ((ret = paths[DART__PATH_CMA]->init()) != DART_OK) goto fail_barrier;
   if ((ret = dart__gpu__init()) != DART_OK) goto fail_cma;
-  if ((ret = dart__stage__init()) != DART_OK) goto fail_gpu;
+  if ((ret = paths[DART__PATH_STAGE]->init()) != DART_OK) goto fail_gpu;
   dart__rt.initialized = true;
   if ((ret = dart__globmem__pool_init()) != DART_OK) goto fail_stage;
   if ((ret = dart__progress__start()) != DART_OK) goto fail_pool;
@@ -240,17 +243,17 @@ fail_pool:
   dart__globmem__pool_fini();
 fail_stage:
   dart__rt.initialized = false;
-  dart__stage__fini();
+  paths[DART__PATH_STAGE]->fini();
 fail_gpu:
   dart__gpu__fini();
 fail_cma:
-  dart__cma__fini();
+  paths[DART__PATH_CMA]->fini();
 fail_barrier:
   dart__team__barrier_remote_stop(dart__team__get(DART_TEAM_ALL));
 fail_ucx:
   if (ucx != NULL) ucx->fini();
 fail_mpi:
-  dart__mpi__fini();
+  paths[DART__PATH_MPI]->fini();
 fail_teams:
   dart__team__fini_all();
 fail_op:
@@ -294,13 +297,13 @@ dart_ret_t dart_exit(void)
   dart__onesided__fini();
   dart__onesided__locks_retire(DART_TEAM_NULL);
   dart__globmem__allocators_fini();
+  const dart__path_ops_t *const *paths = dart__transport__paths;
   dart__team__fini_all();
-  dart__stage__fini();
+  paths[DART__PATH_STAGE]->fini();
   dart__gpu__fini();
-  dart__cma__fini();
-  if (dart__transport__paths[DART__PATH_UCX] != NULL)
-    dart__transport__paths[DART__PATH_UCX]->fini();
-  dart__mpi__fini();
+  paths[DART__PATH_CMA]->fini();
+  if (paths[DART__PATH_UCX] != NULL) paths[DART__PATH_UCX]->fini();
+  paths[DART__PATH_MPI]->fini();
   dart__types__op_fini();
   dart__types__dtype_fini();
   MPI_Comm_free(&dart__rt.comm);

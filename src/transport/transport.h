@@ -105,13 +105,18 @@ typedef struct {
   /* what DART_INFO says it moves data with */
   const char *info;
 
-  /* ---- life: a remote transport's ---- */
-  /* Collective over all units at dart_init, where units reach others
-   * through the remote path; falls back to MPI (with a warning) when the
-   * transport cannot start on every unit. fini: at dart_exit, after every
-   * segment is gone. */
+  /* ---- life ---- */
+  /* Collective over all units, at dart_init in the order the paths need
+   * (runtime/init.c): mpi's progress source; a remote transport where
+   * units reach others through the remote path (it falls back to MPI, with
+   * a warning, when it cannot start on every unit); cma, which finds out
+   * whether node peers may use it; stage, after the device. fini: at
+   * dart_exit, after every segment is gone. */
   dart_ret_t (*init)(void);
   void (*fini)(void);
+  /* whether it works here, as its init found (NULL: wherever routes take
+   * it); cma: node peers reach each other's private memory */
+  bool (*usable)(void);
   /* its own report for DART_INFO */
   void (*print_info)(FILE *out);
   /* whether it moves CUDA device memory itself */
@@ -281,25 +286,11 @@ extern const dart__path_ops_t dart__path_ucx;
 extern const dart__path_ops_t dart__path_ipc;
 extern const dart__path_ops_t dart__path_stage;
 
-/* Host staging (onesided/path_stage.c), with device parts on other
- * nodes: its progress source serves the staged transfers others aim at
- * this unit; from dart_init (after the device) to dart_exit. */
-dart_ret_t dart__stage__init(void);
-void dart__stage__fini(void);
-
-/* The MPI path's progress, from dart_init to dart_exit. */
-dart_ret_t dart__mpi__init(void);
-void dart__mpi__fini(void);
-
-/*
- * ---- the CMA path (path_cma.c) ----
- * Node peers' memory outside shared windows, by cross-memory attach.
- * dart__cma__init (collective at dart_init) finds out whether this process
- * may use it with its node peers, and logs the fallback when not.
- */
-dart_ret_t dart__cma__init(void);
-void dart__cma__fini(void);
-/* Whether node peers reach each other's private memory through CMA. */
-bool dart__cma__usable(void);
+/* Whether path is built and works here (its usable slot). */
+static inline bool dart__transport__usable(int path)
+{
+  const dart__path_ops_t *p = dart__transport__paths[path];
+  return p != NULL && (p->usable == NULL || p->usable());
+}
 
 #endif
