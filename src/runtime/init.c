@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/env.h"
 #include "base/runtime.h"
@@ -114,57 +115,83 @@ static bool mpi_cas_usable(void)
 #endif
 }
 
-static void print_info(void)
+/* The DART_INFO report into out. */
+static void write_info(FILE *out)
 {
   const bool ucx = dart__rt.transport == DART__TRANSPORT_UCX;
   const char *remote = ucx ? "ucx" : "mpi";
   const dart__path_ops_t *const *paths = dart__transport__paths;
-  printf("libdart %s: %d units on %d node(s)%s\n", DART_VERSION_STR,
-         dart__rt.size, dart__rt.num_nodes,
-         dart__base__config.units_per_node ? " (emulated)" : "");
-  dart__base__env_print(stdout);
-  printf("transport: %s%s\n", remote,
-         dart__base__config.transport != DART__TRANSPORT_UCX || ucx ? ""
-         : dart__rt.num_nodes == 1 && dart__base__config.shm
-             ? " (UCX not started: one node, no remote path)"
-             : " (UCX did not start)");
-  printf("paths: own memory %s\n", paths[DART__PATH_SELF]->info);
+  fprintf(out, "libdart %s: %d units on %d node(s)%s\n", DART_VERSION_STR,
+          dart__rt.size, dart__rt.num_nodes,
+          dart__base__config.units_per_node ? " (emulated)" : "");
+  dart__base__env_print(out);
+  fprintf(out, "transport: %s%s\n", remote,
+          dart__base__config.transport != DART__TRANSPORT_UCX || ucx ? ""
+          : dart__rt.num_nodes == 1 && dart__base__config.shm
+              ? " (UCX not started: one node, no remote path)"
+              : " (UCX did not start)");
+  fprintf(out, "paths: own memory %s\n", paths[DART__PATH_SELF]->info);
   if (dart__base__config.shm)
-    printf("  node peers' allocations: %s\n"
-           "  node peers' registered memory and grown pools: %s\n",
-           paths[DART__PATH_SHM]->info,
-           dart__transport__usable(DART__PATH_CMA) ? paths[DART__PATH_CMA]->info
-                                                   : remote);
+    fprintf(out,
+            "  node peers' allocations: %s\n"
+            "  node peers' registered memory and grown pools: %s\n",
+            paths[DART__PATH_SHM]->info,
+            dart__transport__usable(DART__PATH_CMA)
+                ? paths[DART__PATH_CMA]->info
+                : remote);
   else
-    printf("  node peers: %s (DART_SHM=0)\n", remote);
-  printf("  other nodes: %s", dart__transport__remote()->info);
+    fprintf(out, "  node peers: %s (DART_SHM=0)\n", remote);
+  fprintf(out, "  other nodes: %s", dart__transport__remote()->info);
 #ifdef OPEN_MPI
   const char *osc = getenv("OMPI_MCA_osc");
-  if (!ucx) printf(", Open MPI osc=%s", osc ? osc : "default");
+  if (!ucx) fprintf(out, ", Open MPI osc=%s", osc ? osc : "default");
 #endif
-  printf("\n");
-  printf("  atomics: CPU atomics when a team is on one node, else %s\n",
-         remote);
-  printf("  queued accumulates (CPU atomics): %s\n",
-         dart__rt.thread_level == DART_THREAD_MULTIPLE
-             ? "none (DART_THREAD_MULTIPLE)"
-         : dart__transport__acc_htm()
-             ? "applied in hardware transactions (RTM)"
-         : !dart__base__config.htm
-             ? "locked instructions (DART_HTM=0)"
-             : "locked instructions (no hardware transactions on this CPU)");
-  if (paths[DART__PATH_UCX] != NULL) paths[DART__PATH_UCX]->print_info(stdout);
-  dart__gpu__print_info(stdout);
-  printf("barrier: %s; waits %s\n",
-         dart__base__config.shm
-             ? "node peers in shared memory, node leaders through MPI"
-             : "MPI on the whole team (DART_SHM=0)",
-         dart__rt.oversubscribed
-             ? "yield at once (more units on this node than CPUs)"
-             : "spin briefly, then yield");
-  printf("thread support: %s; progress thread: %s\n",
-         dart__rt.thread_level == DART_THREAD_MULTIPLE ? "multiple" : "single",
-         dart__base__config.progress_thread ? "yes" : "no");
+  fprintf(out, "\n");
+  fprintf(out, "  atomics: CPU atomics when a team is on one node, else %s\n",
+          remote);
+  fprintf(out, "  queued accumulates (CPU atomics): %s\n",
+          dart__rt.thread_level == DART_THREAD_MULTIPLE
+              ? "none (DART_THREAD_MULTIPLE)"
+          : dart__transport__acc_htm()
+              ? "applied in hardware transactions (RTM)"
+          : !dart__base__config.htm
+              ? "locked instructions (DART_HTM=0)"
+              : "locked instructions (no hardware transactions on this CPU)");
+  if (paths[DART__PATH_UCX] != NULL) paths[DART__PATH_UCX]->print_info(out);
+  dart__gpu__print_info(out);
+  fprintf(out, "barrier: %s; waits %s\n",
+          dart__base__config.shm
+              ? "node peers in shared memory, node leaders through MPI"
+              : "MPI on the whole team (DART_SHM=0)",
+          dart__rt.oversubscribed
+              ? "yield at once (more units on this node than CPUs)"
+              : "spin briefly, then yield");
+  fprintf(out, "thread support: %s; progress thread: %s\n",
+          dart__rt.thread_level == DART_THREAD_MULTIPLE ? "multiple" : "single",
+          dart__base__config.progress_thread ? "yes" : "no");
+}
+
+/* DART_INFO: the report written at once, so that other units' output
+ * lands before or after it, not inside (it is longer than a stdio
+ * buffer). */
+static void print_info(void)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  if (out == NULL) {
+    write_info(stdout);
+  } else {
+    write_info(out);
+    fclose(out);
+    fflush(stdout);
+    for (size_t at = 0; at < len;) {
+      ssize_t n = write(STDOUT_FILENO, text + at, len - at);
+      if (n <= 0) break; /* nowhere to report it */
+      at += (size_t)n;
+    }
+    free(text);
+  }
   fflush(stdout);
 }
 
