@@ -394,7 +394,7 @@ void dart__globmem__wide_lock(int unit, dart__target_t *target)
 bool dart__globmem__pool_own_chunk(uint64_t c, char **base, size_t *size)
 {
   if (c == 0 || c >= (uint64_t)atomic_load_explicit(&pool.nchunks,
-                                                     memory_order_acquire))
+                                                    memory_order_acquire))
     return false;
   *base = pool.chunk[c].base;
   *size = pool.chunk[c].size;
@@ -413,7 +413,7 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
   if (c == 0 || c > DIR_ENTRIES) goto out_of_bounds;
   if (unit == dart__rt.myid) {
     if (c >= (uint64_t)atomic_load_explicit(&pool.nchunks,
-                                             memory_order_acquire))
+                                            memory_order_acquire))
       goto out_of_bounds;
     route->path = DART__PATH_SELF;
     route->key = NULL;

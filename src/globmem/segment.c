@@ -313,7 +313,8 @@ static dart_ret_t register_part(const char *func, dart__segment_t *seg,
   if (seg->remote && remote->seg_register != NULL &&
       (!device || dart__gpu.ucx_direct))
     ret = remote->seg_register(func, seg);
-  if (ret == DART_OK && device) ret = dart__globmem__device_init(func, seg, addr);
+  if (ret == DART_OK && device)
+    ret = dart__globmem__device_init(func, seg, addr);
   return ret;
 }
 
@@ -405,9 +406,9 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
   /* our own operations on the window are complete */
   dart__transport__acc_complete();
   if (dart__transport__flush_all(seg->kind == DART__SEG_REGISTER
-                                    ? "dart_team_memderegister"
-                                    : "dart_team_memfree",
-                                team) != DART_OK)
+                                     ? "dart_team_memderegister"
+                                     : "dart_team_memfree",
+                                 team) != DART_OK)
     ret = DART_ERR_OTHER;
   if (seg->kind == DART__SEG_REGISTER) {
     /* a unit deregisters its part on its own, as DART-MPI's

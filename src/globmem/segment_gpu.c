@@ -82,7 +82,8 @@ dart_ret_t dart__globmem__device_init(const char *func, dart__segment_t *seg,
   return DART_OK;
 }
 
-dart_ret_t dart__globmem__device_part(dart__segment_t *seg, int unit, char **base)
+dart_ret_t dart__globmem__device_part(dart__segment_t *seg, int unit,
+                                      char **base)
 {
   char *p = atomic_load_explicit(&seg->gpu.parts[unit], memory_order_acquire);
   if (__builtin_expect(p != NULL, 1)) {

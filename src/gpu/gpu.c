@@ -182,9 +182,9 @@ dart_ret_t dart__gpu__copy_runs(const dart__xfer_t *x, bool is_put,
               x->local_t->elem_size, stream};
   int failed =
       is_put ? dart__types__dtype_runs(x->remote_t, x->local_t, x->nelem,
-                                         copy_run, &r)
+                                       copy_run, &r)
              : dart__types__dtype_runs(x->local_t, x->remote_t, x->nelem,
-                                         copy_run, &r);
+                                       copy_run, &r);
   return failed ? DART_ERR_OTHER : DART_OK;
 }
 
@@ -223,7 +223,7 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
       /* back along the local type's runs only: its gaps stay untouched */
       runs_t r = {x->local, host, x->local_t->elem_size, stream};
       if (dart__types__dtype_runs(x->local_t, x->local_t, x->nelem,
-                                    copy_run, &r) != 0)
+                                  copy_run, &r) != 0)
         ret = DART_ERR_OTHER;
       if (ret == DART_OK) ret = ops->stream_sync(stream);
     }

@@ -102,8 +102,8 @@ void dart__gpu__print_info(FILE *out);
 dart_ret_t dart__gpu__stream(int gunit, void **stream);
 /* Completes every device copy this unit started (dart_flush_all, frees). */
 dart_ret_t dart__gpu__flush_all(void);
-/* A handle's event (onesided/path_ipc.c): waits for its copies and destroys it; or
- * only destroys it (a handle freed without a wait). */
+/* A handle's event (onesided/path_ipc.c): waits for its copies and
+ * destroys it; or only destroys it (a handle freed without a wait). */
 dart_ret_t dart__gpu__event_wait(void *event);
 void dart__gpu__event_drop(void *event);
 

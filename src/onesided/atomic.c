@@ -159,7 +159,7 @@ queue_accumulate(const dart__target_t *target, const dart__dtype_t *t,
     return false;
   dart__transport__count_op(r->path);
   dart__transport__acc_enqueue(r->base + target->offset, value, t->elem_size,
-                              op);
+                               op);
   return true;
 }
 

@@ -25,9 +25,9 @@ prepare(const char *func, dart_gptr_t gptr, void *local, size_t nelem,
   DART__CHECK_INIT_IN(func);
   dart_ret_t ret =
       is_put ? dart__types__dtype_pair(func, local_type, remote_type, nelem,
-                                         &x->local_t, &x->remote_t)
+                                       &x->local_t, &x->remote_t)
              : dart__types__dtype_pair(func, remote_type, local_type, nelem,
-                                         &x->remote_t, &x->local_t);
+                                       &x->remote_t, &x->local_t);
   if (__builtin_expect(ret != DART_OK, 0)) return ret;
   if (__builtin_expect(local == NULL && nelem > 0, 0)) {
     DART_LOG_ERROR_IN(func, "the local buffer is NULL for %zu elements",

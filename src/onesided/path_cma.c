@@ -105,9 +105,9 @@ static dart_ret_t cma_xfer(const dart__xfer_t *x, bool is_put,
                .es = x->local_t->elem_size,
                .n = 0};
   int failed = is_put ? dart__types__dtype_runs(x->remote_t, x->local_t,
-                                                  x->nelem, add_run, &b)
+                                                x->nelem, add_run, &b)
                       : dart__types__dtype_runs(x->local_t, x->remote_t,
-                                                  x->nelem, add_run, &b);
+                                                x->nelem, add_run, &b);
   if (failed || (b.n > 0 && cma_move(x->func, is_put, b.unit, b.iov, b.rem,
                                      b.n) != DART_OK))
     return DART_ERR_OTHER;

@@ -24,7 +24,7 @@ static dart_ret_t shm_put(const dart__xfer_t *x, dart__mode_t mode,
 {
   const dart__target_t *t = x->target;
   dart__types__dtype_copy(t->route->base + t->offset, x->remote_t, x->local,
-                            x->local_t, x->nelem);
+                          x->local_t, x->nelem);
   dart__transport__stores_done(mode, handle);
   return DART_OK;
 }
@@ -35,7 +35,7 @@ static dart_ret_t shm_get(const dart__xfer_t *x, dart__mode_t mode,
   const dart__target_t *t = x->target;
   atomic_thread_fence(memory_order_acquire);
   dart__types__dtype_copy(x->local, x->local_t, t->route->base + t->offset,
-                            x->remote_t, x->nelem);
+                          x->remote_t, x->nelem);
   if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
   return DART_OK;
 }

@@ -481,10 +481,10 @@ static dart_ret_t stage_xfer(const dart__xfer_t *x, bool is_put,
   pthread_mutex_lock(&stage.origin_lock);
   if (is_put)
     dart__types__dtype_runs(x->remote_t, x->local_t, x->nelem, stage_run,
-                              &o);
+                            &o);
   else
     dart__types__dtype_runs(x->local_t, x->remote_t, x->nelem, stage_run,
-                              &o);
+                            &o);
   pthread_mutex_unlock(&stage.origin_lock);
   if (o.ret != DART_OK) {
     DART_LOG_ERROR_IN(x->func, "the staged transfer with unit %d failed",
@@ -508,7 +508,7 @@ static dart_ret_t stage_get(const dart__xfer_t *x, dart__mode_t mode,
 }
 
 static dart_ret_t stage_flush(const char *func, dart__team_t *team,
-                            int unit)
+                              int unit)
 {
   (void)func;
   (void)team;

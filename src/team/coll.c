@@ -333,7 +333,7 @@ static dart_ret_t reduce(const char *func, const void *sendbuf, void *recvbuf,
   MPI_Datatype mpi_type;
   size_t per;
   if ((ret = dart__types__op_mpi(func, op, t->contiguous ? t : elem, &mpi_op,
-                                   &mpi_type, &per)) != DART_OK)
+                                 &mpi_type, &per)) != DART_OK)
     return ret;
   if (nelem % per != 0) {
     DART_LOG_ERROR_IN(func, "nelem %zu is not a multiple of %zu", nelem, per);

@@ -69,7 +69,7 @@ static inline bool dart__transport__one_instruction(dart_operation_t op)
 }
 
 static inline bool dart__transport__acc_queueable(const dart__dtype_t *t,
-                                                 dart_operation_t op)
+                                                  dart_operation_t op)
 {
   return t->integral && dart__transport__one_instruction(op) &&
          dart__rt.thread_level != DART_THREAD_MULTIPLE;
@@ -77,8 +77,8 @@ static inline bool dart__transport__acc_queueable(const dart__dtype_t *t,
 
 /* Queues *operand op'd into the element of size bytes at addr. */
 static inline void dart__transport__acc_enqueue(void *addr, const void *operand,
-                                               size_t size,
-                                               dart_operation_t op)
+                                                size_t size,
+                                                dart_operation_t op)
 {
 #if defined(__x86_64__)
   /* for writing (compilers emit a read prefetch unless built for a CPU

@@ -126,10 +126,10 @@ static int span_bytes(const dart__dtype_t *t, size_t nelem, size_t *bytes)
 }
 
 dart_ret_t dart__types__dtype_pair_checked(const char *func,
-                                             dart_datatype_t src,
-                                             dart_datatype_t dst, size_t nelem,
-                                             const dart__dtype_t **src_t,
-                                             const dart__dtype_t **dst_t)
+                                           dart_datatype_t src,
+                                           dart_datatype_t dst, size_t nelem,
+                                           const dart__dtype_t **src_t,
+                                           const dart__dtype_t **dst_t)
 {
   const dart__dtype_t *s = dart__types__dtype(src);
   const dart__dtype_t *d = dart__types__dtype(dst);
@@ -192,7 +192,7 @@ static inline void run_advance(run_iter_t *it, size_t n)
 }
 
 int dart__types__dtype_runs(const dart__dtype_t *dt, const dart__dtype_t *st,
-                              size_t nelem, dart__dtype_run_fn fn, void *ctx)
+                            size_t nelem, dart__dtype_run_fn fn, void *ctx)
 {
   run_iter_t s = {st, 0, 0, 0}, d = {dt, 0, 0, 0};
   size_t done = 0;
@@ -234,8 +234,8 @@ static int copy_run(void *ctx, size_t d_at, size_t s_at, size_t n)
 }
 
 void dart__types__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
-                                      const void *src,
-                                      const dart__dtype_t *st, size_t nelem)
+                                    const void *src,
+                                    const dart__dtype_t *st, size_t nelem)
 {
   copy_ctx_t c = {dst, src, st->elem_size};
   dart__types__dtype_runs(dt, st, nelem, copy_run, &c);

@@ -66,7 +66,7 @@ static inline const dart__dtype_t *dart__types__dtype(dart_datatype_t type)
 
 /* Elements spanned by nelem elements (nelem a multiple of num_elem). */
 static inline size_t dart__types__dtype_span(const dart__dtype_t *t,
-                                               size_t nelem)
+                                             size_t nelem)
 {
   if (t->contiguous) return nelem;
   if (nelem == 0) return 0;
@@ -74,10 +74,10 @@ static inline size_t dart__types__dtype_span(const dart__dtype_t *t,
 }
 
 dart_ret_t dart__types__dtype_pair_checked(const char *func,
-                                             dart_datatype_t src,
-                                             dart_datatype_t dst, size_t nelem,
-                                             const dart__dtype_t **src_t,
-                                             const dart__dtype_t **dst_t);
+                                           dart_datatype_t src,
+                                           dart_datatype_t dst, size_t nelem,
+                                           const dart__dtype_t **src_t,
+                                           const dart__dtype_t **dst_t);
 
 /*
  * Validates a (source, destination) type pair for nelem elements: known
@@ -85,11 +85,11 @@ dart_ret_t dart__types__dtype_pair_checked(const char *func,
  * func and returns DART_ERR_INVAL otherwise.
  */
 static inline dart_ret_t dart__types__dtype_pair(const char *func,
-                                                   dart_datatype_t src,
-                                                   dart_datatype_t dst,
-                                                   size_t nelem,
-                                                   const dart__dtype_t **src_t,
-                                                   const dart__dtype_t **dst_t)
+                                                 dart_datatype_t src,
+                                                 dart_datatype_t dst,
+                                                 size_t nelem,
+                                                 const dart__dtype_t **src_t,
+                                                 const dart__dtype_t **dst_t)
 {
   /* the common case: one basic type on both sides */
   if (src == dst && src > DART_TYPE_UNDEFINED && src < DART_TYPE_LAST &&
@@ -98,7 +98,7 @@ static inline dart_ret_t dart__types__dtype_pair(const char *func,
     return DART_OK;
   }
   return dart__types__dtype_pair_checked(func, src, dst, nelem, src_t,
-                                           dst_t);
+                                         dst_t);
 }
 
 /*
@@ -110,18 +110,18 @@ static inline dart_ret_t dart__types__dtype_pair(const char *func,
 typedef int (*dart__dtype_run_fn)(void *ctx, size_t dst_at, size_t src_at,
                                   size_t n);
 int dart__types__dtype_runs(const dart__dtype_t *dt, const dart__dtype_t *st,
-                              size_t nelem, dart__dtype_run_fn fn, void *ctx);
+                            size_t nelem, dart__dtype_run_fn fn, void *ctx);
 
 void dart__types__dtype_copy_layout(void *dst, const dart__dtype_t *dt,
-                                      const void *src,
-                                      const dart__dtype_t *st, size_t nelem);
+                                    const void *src,
+                                    const dart__dtype_t *st, size_t nelem);
 
 /* Copies nelem elements from src laid out as st to dst laid out as dt. */
 static inline void dart__types__dtype_copy(void *dst,
-                                             const dart__dtype_t *dt,
-                                             const void *src,
-                                             const dart__dtype_t *st,
-                                             size_t nelem)
+                                           const dart__dtype_t *dt,
+                                           const void *src,
+                                           const dart__dtype_t *st,
+                                           size_t nelem)
 {
   if (st->contiguous && dt->contiguous)
     memcpy(dst, src, nelem * st->elem_size);
@@ -132,7 +132,7 @@ static inline void dart__types__dtype_copy(void *dst,
 /* MPI type and count describing n elements of t (n a multiple of num_elem,
  * n / num_elem <= INT_MAX). */
 static inline MPI_Datatype dart__types__dtype_mpi(const dart__dtype_t *t,
-                                                    size_t n, int *count)
+                                                  size_t n, int *count)
 {
   if (t->contiguous) {
     *count = (int)n;

@@ -113,8 +113,8 @@ static bool user_id(dart_operation_t op, uint32_t *id)
 }
 
 dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
-                                 const dart__dtype_t *t, MPI_Op *mpi_op,
-                                 MPI_Datatype *mpi_type, size_t *per_mpi_elem)
+                               const dart__dtype_t *t, MPI_Op *mpi_op,
+                               MPI_Datatype *mpi_type, size_t *per_mpi_elem)
 {
   *per_mpi_elem = 1;
   *mpi_type = t->mpi_elem;

@@ -16,8 +16,8 @@
  * combinations that do not apply.
  */
 dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
-                                 const dart__dtype_t *t, MPI_Op *mpi_op,
-                                 MPI_Datatype *mpi_type, size_t *per_mpi_elem);
+                               const dart__dtype_t *t, MPI_Op *mpi_op,
+                               MPI_Datatype *mpi_type, size_t *per_mpi_elem);
 
 dart_ret_t dart__types__op_init(void);
 void dart__types__op_fini(void);

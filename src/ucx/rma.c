@@ -212,10 +212,10 @@ static dart_ret_t ucx_xfer(const dart__xfer_t *x, bool is_put,
   if (ret != DART_OK) return ret;
   runs_t c = {&r, x->local, es, is_put, func};
   ret = is_put ? (dart__types__dtype_runs(x->remote_t, x->local_t,
-                                            x->nelem, start_run, &c)
+                                          x->nelem, start_run, &c)
                       ? DART_ERR_OTHER : DART_OK)
                : (dart__types__dtype_runs(x->local_t, x->remote_t,
-                                            x->nelem, start_run, &c)
+                                          x->nelem, start_run, &c)
                       ? DART_ERR_OTHER : DART_OK);
   if (ret == DART_OK && mode == DART__MODE_BLOCKING)
     ret = dart__ucx__flush_ep(func, r.ep, r.unit);
