@@ -127,9 +127,10 @@ void dart__globmem__pool_fini(void)
   }
   for (int u = 0; u < all->size; u++) {
     remote_chunk_t *cache = atomic_load(&pool.remote[u]);
-    for (int c = 0; cache && c < DART__POOL_MAX_CHUNKS; c++)
-      if (atomic_load(&cache[c].key))
-        remote->key_destroy(atomic_load(&cache[c].key));
+    for (int c = 0; cache && c < DART__POOL_MAX_CHUNKS; c++) {
+      void *key = atomic_load(&cache[c].key);
+      if (key) remote->key_destroy(key);
+    }
     free(cache);
   }
   free(pool.remote);

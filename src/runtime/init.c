@@ -119,7 +119,7 @@ static bool mpi_cas_usable(void)
 static void write_info(FILE *out)
 {
   const bool ucx = dart__rt.transport == DART__TRANSPORT_UCX;
-  const char *remote = ucx ? "ucx" : "mpi";
+  const char *remote = dart_path_name((dart_path_t)dart__rt.remote_path);
   const dart__path_ops_t *const *paths = dart__transport__paths;
   fprintf(out, "libdart %s: %d units on %d node(s)%s\n", DART_VERSION_STR,
           dart__rt.size, dart__rt.num_nodes,

@@ -88,32 +88,26 @@ static MPI_Comm across_nodes(const dart__team_t *team)
   return dart__base__config.shm ? team->barrier.leaders : team->comm;
 }
 
-/* The remote transport's path: its barrier, where it has one. */
-static const dart__path_ops_t *remote_path(void)
-{
-  return dart__transport__paths[dart__rt.remote_path];
-}
-
 dart_ret_t dart__team__barrier_remote_start(const char *func,
                                             dart__team_t *team)
 {
+  const dart__path_ops_t *remote = dart__transport__remote();
   MPI_Comm comm = across_nodes(team);
-  if (comm == MPI_COMM_NULL || remote_path()->barrier_create == NULL)
-    return DART_OK;
-  return remote_path()->barrier_create(func, comm, &team->barrier.remote);
+  if (comm == MPI_COMM_NULL || remote->barrier_create == NULL) return DART_OK;
+  return remote->barrier_create(func, comm, &team->barrier.remote);
 }
 
 void dart__team__barrier_remote_stop(dart__team_t *team)
 {
   if (team->barrier.remote == NULL) return;
-  remote_path()->barrier_destroy(team->barrier.remote);
+  dart__transport__remote()->barrier_destroy(team->barrier.remote);
   team->barrier.remote = NULL;
 }
 
 static dart_ret_t meet_across_nodes(const char *func, dart__team_t *team)
 {
   if (team->barrier.remote != NULL)
-    return remote_path()->barrier(func, team->barrier.remote);
+    return dart__transport__remote()->barrier(func, team->barrier.remote);
   return dart__progress__barrier(func, across_nodes(team));
 }
 

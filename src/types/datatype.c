@@ -286,6 +286,22 @@ out:
   return ret;
 }
 
+/* Builds d's MPI type and enters d under a new id; frees d on failure
+ * (logged as func). */
+static dart_ret_t derived_finish(const char *func, derived_t *d,
+                                 dart_datatype_t *newtype)
+{
+  d->type.mpi_type = MPI_DATATYPE_NULL;
+  if (derived_mpi_type(&d->type) != 0) {
+    DART_LOG_ERROR_IN(func, "cannot build the MPI type");
+    derived_free(d);
+    return DART_ERR_OTHER;
+  }
+  dart_ret_t ret = derived_insert(d, newtype);
+  if (ret != DART_OK) derived_free(d);
+  return ret;
+}
+
 static const dart__dtype_t *basic_base(const char *func,
                                        dart_datatype_t basetype)
 {
@@ -319,15 +335,7 @@ dart_ret_t dart_type_create_strided(dart_datatype_t basetype, size_t stride,
   d->type.strided_block = blocklen;
   d->type.blocklen = &d->type.strided_block;
   d->type.offset = &d->type.zero;
-  d->type.mpi_type = MPI_DATATYPE_NULL;
-  if (derived_mpi_type(&d->type) != 0) {
-    DART_LOG_ERROR("cannot build the MPI type");
-    derived_free(d);
-    return DART_ERR_OTHER;
-  }
-  dart_ret_t ret = derived_insert(d, newtype);
-  if (ret != DART_OK) derived_free(d);
-  return ret;
+  return derived_finish(__func__, d, newtype);
 }
 
 dart_ret_t dart_type_create_indexed(dart_datatype_t basetype, size_t count,
@@ -374,15 +382,7 @@ dart_ret_t dart_type_create_indexed(dart_datatype_t basetype, size_t count,
   d->type.nblocks = count;
   d->type.blocklen = d->blocks;
   d->type.offset = d->blocks + count;
-  d->type.mpi_type = MPI_DATATYPE_NULL;
-  if (derived_mpi_type(&d->type) != 0) {
-    DART_LOG_ERROR("cannot build the MPI type");
-    derived_free(d);
-    return DART_ERR_OTHER;
-  }
-  dart_ret_t ret = derived_insert(d, newtype);
-  if (ret != DART_OK) derived_free(d);
-  return ret;
+  return derived_finish(__func__, d, newtype);
 }
 
 dart_ret_t dart_type_create_custom(size_t num_bytes, dart_datatype_t *newtype)

@@ -78,15 +78,6 @@ typedef struct {
   int unit; /* global */
 } dart__ucx_remote_t;
 
-/* What the path keeps in a route cache entry (e->remote): its endpoint
- * (conn), key, the part's address in its owner's process and the global
- * unit. */
-_Static_assert(sizeof(((dart__route_cache_t *)0)->remote.conn) ==
-                       sizeof(ucp_ep_h) &&
-                   sizeof(((dart__route_cache_t *)0)->remote.key) ==
-                       sizeof(ucp_rkey_h),
-               "the route cache holds an endpoint and a key");
-
 /* No options, and a started operation counted until it completes
  * (core.c). */
 extern const ucp_request_param_t dart__ucx__plain;
