@@ -195,15 +195,6 @@ dart__globmem__resolve(const char *func, dart_gptr_t gptr, size_t span,
   return dart__globmem__resolve_miss(func, gptr, span, target);
 }
 
-/*
- * The path to team unit u's host memory: the one place host routes are
- * chosen (segments, grown pool chunks). windowed: the part is in a shared
- * window that node peers map; keyed: the remote transport reaches it
- * (segments: always; grown chunks: with their key), else MPI does.
- */
-int dart__globmem__host_path(const dart__team_t *team, int u, bool windowed,
-                             bool keyed);
-
 /* Collective: a segment on team of bytes per unit in memory of memkind
  * (dart_memkind_t; user memory at addr for registrations), entered in the
  * team's segment table. */

@@ -409,6 +409,9 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
   uint64_t c = gptr.addr_or_offs.offset >> DART__POOL_CHUNK_SHIFT;
   uint64_t offset = gptr.addr_or_offs.offset & OFFSET_MASK;
   dart__route_t *route = &target->grown;
+  /* a chunk is in no shared window */
+  dart__reach_t q = {.team = target->team, .unit = unit};
+  dart_ret_t ret;
   /* chunks beyond the directory never exist (and reading their entries
    * would read past the header) */
   if (c == 0 || c > DIR_ENTRIES) goto out_of_bounds;
@@ -416,7 +419,6 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
     if (c >= (uint64_t)atomic_load_explicit(&pool.nchunks,
                                             memory_order_acquire))
       goto out_of_bounds;
-    route->path = DART__PATH_SELF;
     route->key = NULL;
     route->base = pool.chunk[c].base;
     route->addr = (uint64_t)(uintptr_t)route->base;
@@ -425,23 +427,22 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
   } else {
     remote_chunk_t *cache = remote_cache(unit);
     if (cache == NULL) return DART_ERR_NOMEM;
-    /* a chunk is in no shared window; its key is needed where neither
-     * this process nor CMA reaches it */
-    const dart__team_t *all = target->team;
-    const bool cma = dart__globmem__host_path(all, unit, false, false) ==
-                     DART__PATH_CMA;
+    *route = (dart__route_t){0};
     if (atomic_load_explicit(&cache[c].size, memory_order_acquire) == 0) {
-      dart_ret_t ret = fetch_chunk(func, unit, c, !cma, &cache[c]);
-      if (ret != DART_OK) return ret;
+      /* its key is needed where, without one, only MPI would reach it */
+      if ((ret = dart__transport__route(func, &q, route)) != DART_OK ||
+          (ret = fetch_chunk(func, unit, c, route->path == DART__PATH_MPI,
+                             &cache[c])) != DART_OK)
+        return ret;
     }
     route->key = atomic_load_explicit(&cache[c].key, memory_order_relaxed);
-    route->path =
-        dart__globmem__host_path(all, unit, false, route->key != NULL);
     route->base = NULL;
     route->addr = cache[c].addr;
     route->disp = cache[c].disp;
     route->size = atomic_load_explicit(&cache[c].size, memory_order_relaxed);
   }
+  q.keyed = route->key != NULL;
+  if ((ret = dart__transport__route(func, &q, route)) != DART_OK) return ret;
   /* every unit's atomics on a chunk take MPI (see the top); the owner's
    * CPU atomics would not be atomic with them */
   route->atomics = dart__team__get(DART_TEAM_ALL)->win != MPI_WIN_NULL

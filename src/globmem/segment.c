@@ -12,7 +12,6 @@
 #include "transport/transport.h"
 #include "types/datatype.h"
 
-#define SEG_ALIGN 64
 /* part sizes from FAILED_PART - DART_ERR_OTHER up say "this unit failed
  * with error FAILED_PART - size" (no part is that large) */
 #define FAILED_PART UINT64_MAX
@@ -32,13 +31,6 @@ void dart__globmem__segtab_fini(dart__team_t *team)
     }
   }
   if (team->segs.pool) dart__globmem__pool_fini();
-}
-
-/* The start of a part in a shared window: SEG_ALIGN-aligned. Mappings of
- * one window differ by whole pages, so every unit finds the same part. */
-static char *align_part(char *base)
-{
-  return (char *)(((uintptr_t)base + SEG_ALIGN - 1) & ~(uintptr_t)(SEG_ALIGN - 1));
 }
 
 static void seg_release(dart__segment_t *seg)
@@ -154,9 +146,9 @@ static dart_ret_t place_part(const char *func, dart__segment_t *seg,
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");
-  /* room to align the part: MPI's shared windows may start it anywhere
-   * (Open MPI: 264 bytes into a page) */
-  size_t rounded = (part + SEG_ALIGN - 1) / SEG_ALIGN * SEG_ALIGN + SEG_ALIGN;
+  /* room to align the part */
+  size_t rounded = (part + DART__SEG_ALIGN - 1) / DART__SEG_ALIGN *
+                       DART__SEG_ALIGN + DART__SEG_ALIGN;
   int mret = MPI_Win_allocate_shared((MPI_Aint)rounded, 1, info,
                                      team->node_comm, &seg->mybase,
                                      &seg->shm_win);
@@ -166,7 +158,7 @@ static dart_ret_t place_part(const char *func, dart__segment_t *seg,
                       rounded);
     return DART_ERR_NOMEM;
   }
-  seg->mybase = align_part(seg->mybase);
+  seg->mybase = dart__globmem__window_part(seg->mybase);
   return DART_OK;
 }
 
@@ -239,64 +231,39 @@ static dart_ret_t exchange_parts(const char *func, dart__segment_t *seg,
   return slots ? agree_slot(func, team, slots, parts, slot) : DART_OK;
 }
 
-int dart__globmem__host_path(const dart__team_t *team, int u, bool windowed,
-                             bool keyed)
-{
-  const bool peer = team->node_rank[u] >= 0 && dart__base__config.shm;
-  if (u == team->myid) return DART__PATH_SELF;
-  if (peer && windowed) return DART__PATH_SHM;
-  if (peer && dart__transport__usable(DART__PATH_CMA))
-    return DART__PATH_CMA; /* its private memory */
-  return keyed ? dart__rt.remote_path : DART__PATH_MPI;
-}
-
 /*
- * How each unit's part is reached, and the path of the segment's atomics
- * (host routes through dart__globmem__host_path, as grown pool chunks'
- * are).
+ * How each unit's part is reached (dart__transport__route), and the path
+ * of the segment's atomics.
  */
 static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
                                 size_t header, const uint64_t *parts)
 {
   const dart__team_t *team = seg->team;
   const bool device = seg->memkind == DART_MEMKIND_CUDA;
+  /* the remote transport reaches every part of a segment */
+  dart__reach_t q = {.team = team, .seg = seg, .device = device,
+                     .windowed = seg->shm_win != MPI_WIN_NULL,
+                     .keyed = true, .header = header};
   for (int u = 0; u < team->size; u++) {
     dart__route_t *r = &seg->routes[u];
     const uint64_t *theirs = &parts[PART_FIELDS * u];
     r->size = theirs[PART_SIZE] - header;
     r->disp = (MPI_Aint)theirs[PART_DISP] + (MPI_Aint)header;
     r->addr = theirs[PART_ADDR] + header;
-    if (device) {
-      /* node peers' parts mapped on first use; other nodes' through the
-       * remote transport where it moves device memory (then every unit's
-       * atomics too: the device's and the network's are not atomic with
-       * each other), else staged */
-      const int remote_path =
-          dart__gpu.ucx_direct ? dart__rt.remote_path : DART__PATH_STAGE;
-      r->path = team->node_rank[u] >= 0 ? DART__PATH_IPC : remote_path;
-      r->base = u == team->myid ? seg->mybase : NULL;
+    r->base = u == team->myid ? seg->mybase + header : NULL;
+    q.unit = u;
+    dart_ret_t ret = dart__transport__route(func, &q, r);
+    if (ret != DART_OK) return ret;
+    /* host: CPU atomics where every unit loads and stores the memory,
+     * else the remote transport's for all. Device: the remote transport's
+     * where it moves device memory and some unit is beyond the node (the
+     * device's and the network's atomics are not atomic with each other),
+     * else the route's own. */
+    if (!device)
+      r->atomics = seg->remote ? dart__rt.remote_path : DART__PATH_SHM;
+    else
       r->atomics = seg->remote && dart__gpu.ucx_direct ? dart__rt.remote_path
                                                        : r->path;
-      continue;
-    }
-    /* registered memory is the user's own, in no shared window; the
-     * remote transport reaches every part of a segment */
-    r->path = dart__globmem__host_path(team, u,
-                                       seg->kind != DART__SEG_REGISTER, true);
-    if (r->path == DART__PATH_SELF) {
-      r->base = seg->mybase + header;
-    } else if (r->path == DART__PATH_SHM) {
-      MPI_Aint size;
-      int disp_unit;
-      char *base;
-      if (MPI_Win_shared_query(seg->shm_win, team->node_rank[u], &size,
-                               &disp_unit, &base) != MPI_SUCCESS) {
-        DART_LOG_ERROR_IN(func, "MPI_Win_shared_query failed");
-        return DART_ERR_OTHER;
-      }
-      r->base = align_part(base) + header;
-    }
-    r->atomics = seg->remote ? dart__rt.remote_path : DART__PATH_SHM;
   }
   return DART_OK;
 }
@@ -327,10 +294,12 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   const bool device = memkind == DART_MEMKIND_CUDA;
   uint64_t *parts = NULL;
   dart_ret_t ret;
-  /* with UCX or staged device transfers, peers may still target us until
-   * all have arrived (below, MPI calls block without serving them); the
-   * same choice on every unit */
-  if ((dart__rt.transport == DART__TRANSPORT_UCX || dart__gpu.staging) &&
+  /* where the remote transport or staged device transfers need their
+   * target's progress, peers may still target us until all have arrived
+   * (below, MPI calls block without serving them); the same choice on
+   * every unit */
+  if ((dart__path_props[dart__rt.remote_path].target_progress ||
+       dart__gpu.staging) &&
       team->size > 1 &&
       (ret = dart__progress__barrier(func, team->comm)) != DART_OK)
     return ret;
@@ -453,7 +422,7 @@ static dart_ret_t alloc_bytes(const char *func, size_t nelem,
                       (long)dtype);
     return DART_ERR_INVAL;
   }
-  if (nelem > (SIZE_MAX - DART__POOL_HEADER - SEG_ALIGN) / t->elem_size) {
+  if (nelem > (SIZE_MAX - DART__POOL_HEADER - DART__SEG_ALIGN) / t->elem_size) {
     DART_LOG_ERROR_IN(func, "%zu elements of %zu bytes overflow", nelem,
                       t->elem_size);
     return DART_ERR_INVAL;

@@ -20,23 +20,6 @@
 struct dart__team;
 struct dart__gpu_export;
 
-typedef struct {
-  char *base;    /* load/store address (SELF, SHM) */
-  uint64_t addr; /* the part's address in its owner's process (UCX, CMA) */
-  MPI_Aint disp; /* displacement in the team's dynamic window (MPI) */
-  size_t size;   /* bytes of the unit's part */
-  void *key;     /* the remote transport's key of the route's own (grown
-                  * pool chunks), or NULL for the segment's */
-  int path;
-  /* The path of atomics, the same for every unit of a host segment: CPU
-   * atomics (DART__PATH_SHM) when every unit loads and stores the memory,
-   * else the remote path for all, the owner included (CPU and MPI atomics
-   * are not atomic with respect to each other). Device segments: the
-   * device's (DART__PATH_IPC) on the node, refused (DART__PATH_STAGE)
-   * beyond. */
-  int atomics;
-} dart__route_t;
-
 typedef enum {
   DART__SEG_ALLOC,    /* dart_team_memalloc_aligned, segid > 0 */
   DART__SEG_REGISTER, /* dart_team_memregister*, segid < 0 */
@@ -64,6 +47,17 @@ typedef struct dart__segment {
     bool staged; /* counted in dart__gpu.staged_segments */
   } gpu;
 } dart__segment_t;
+
+/* Parts in a shared window start DART__SEG_ALIGN-aligned (MPI may start
+ * a unit's share anywhere; Open MPI: 264 bytes into a page). Mappings of
+ * one window differ by whole pages, so every unit finds the same part. */
+#define DART__SEG_ALIGN 64
+
+static inline char *dart__globmem__window_part(char *base)
+{
+  return (char *)(((uintptr_t)base + DART__SEG_ALIGN - 1) &
+                  ~(uintptr_t)(DART__SEG_ALIGN - 1));
+}
 
 /* Frees every segment still in team's table (collective over the team):
  * its release (dart__team__on_release). */

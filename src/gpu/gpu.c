@@ -55,10 +55,11 @@ dart_ret_t dart__gpu__init(void)
       ret = DART_ERR_NOMEM;
     }
   }
-  /* UCX moves device memory where it reports CUDA memory support; to UCX
-   * an emulated device's memory is host memory */
+  /* a remote transport that registers memory moves device memory where it
+   * reports CUDA memory support; to it an emulated device's memory is
+   * host memory */
   bool ucx_moves = devices > 0 && dart__base__config.gpu_ucx &&
-                   dart__rt.transport == DART__TRANSPORT_UCX &&
+                   dart__transport__remote()->seg_register != NULL &&
                    (ops == &dart__gpu_emu || remote_device_memory());
   /* device segments need a device on every unit; a unit that failed
    * (-1) makes every unit fail, after this collective */

@@ -216,6 +216,17 @@ static dart_ret_t cma_init(void)
   return DART_OK;
 }
 
+/* a node peer's host memory in no shared window */
+static dart_ret_t cma_reach(const char *func, const dart__reach_t *q,
+                            dart__route_t *r, bool *reached)
+{
+  (void)func;
+  (void)r;
+  *reached = !q->device && q->unit != q->team->myid &&
+             dart__team__shm_peer(q->team, q->unit);
+  return DART_OK;
+}
+
 static void cma_fini(void)
 {
   free(cma.pids);
@@ -230,6 +241,7 @@ const dart__path_ops_t dart__path_cma = {
     .init = cma_init,
     .fini = cma_fini,
     .usable = cma_usable,
+    .reach = cma_reach,
     .put = cma_put,
     .get = cma_get,
     .contig = cma_contig,

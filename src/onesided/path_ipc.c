@@ -78,6 +78,17 @@ static dart_ret_t ipc_atomic(const dart__atomic_t *a)
                         : ret;
 }
 
+/* device memory on the node, the caller's own included: node peers'
+ * parts are mapped on first use (dart__globmem__device_part) */
+static dart_ret_t ipc_reach(const char *func, const dart__reach_t *q,
+                            dart__route_t *r, bool *reached)
+{
+  (void)func;
+  (void)r;
+  *reached = q->device && q->team->node_rank[q->unit] >= 0;
+  return DART_OK;
+}
+
 /* every device stream this unit copies on (one per target unit) */
 static dart_ret_t ipc_flush_all(const char *func, dart__team_t *team)
 {
@@ -86,7 +97,8 @@ static dart_ret_t ipc_flush_all(const char *func, dart__team_t *team)
   return dart__gpu__flush_all();
 }
 
-const dart__path_ops_t dart__path_ipc = {.put = ipc_put,
+const dart__path_ops_t dart__path_ipc = {.reach = ipc_reach,
+                                         .put = ipc_put,
                                          .get = ipc_get,
                                          .flush = ipc_flush,
                                          .flush_local = ipc_flush,

@@ -259,6 +259,17 @@ static unsigned mpi_poll(void)
 static const dart__progress_source_t mpi_progress = {
     .name = "mpi", .poll = mpi_poll, .costly = true};
 
+/* any host memory: the owner attaches every part others may reach this
+ * way to its team's window */
+static dart_ret_t mpi_reach(const char *func, const dart__reach_t *q,
+                            dart__route_t *r, bool *reached)
+{
+  (void)func;
+  (void)r;
+  *reached = !q->device;
+  return DART_OK;
+}
+
 static dart_ret_t mpi_init(void)
 {
   return dart__progress__add("dart_init", &mpi_progress);
@@ -270,6 +281,7 @@ const dart__path_ops_t dart__path_mpi = {
     .info = "mpi (MPI RMA on dynamic windows)",
     .init = mpi_init,
     .fini = mpi_fini,
+    .reach = mpi_reach,
     .put = mpi_put,
     .get = mpi_get,
     .contig = mpi_contig,

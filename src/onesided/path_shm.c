@@ -59,6 +59,39 @@ static dart_ret_t shm_atomic(const dart__atomic_t *a)
   return DART_OK;
 }
 
+/* the caller's own host memory (the caller filled in its base) */
+static dart_ret_t self_reach(const char *func, const dart__reach_t *q,
+                             dart__route_t *r, bool *reached)
+{
+  (void)func;
+  (void)r;
+  *reached = !q->device && q->unit == q->team->myid;
+  return DART_OK;
+}
+
+/* a node peer's part of a segment's shared window, at its mapping here */
+static dart_ret_t shm_reach(const char *func, const dart__reach_t *q,
+                            dart__route_t *r, bool *reached)
+{
+  const dart__team_t *team = q->team;
+  *reached = false;
+  if (q->device || q->seg == NULL || q->seg->shm_win == MPI_WIN_NULL ||
+      !dart__team__shm_peer(team, q->unit))
+    return DART_OK;
+  MPI_Aint size;
+  int disp_unit;
+  char *base;
+  if (MPI_Win_shared_query(q->seg->shm_win, team->node_rank[q->unit], &size,
+                           &disp_unit, &base) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Win_shared_query of unit %d failed",
+                      q->unit);
+    return DART_ERR_OTHER;
+  }
+  r->base = dart__globmem__window_part(base) + q->header;
+  *reached = true;
+  return DART_OK;
+}
+
 /* The puts by CPU stores of every thread: one flag for self and shm. */
 static dart_ret_t shm_flush_all(const char *func, dart__team_t *team)
 {
@@ -69,6 +102,7 @@ static dart_ret_t shm_flush_all(const char *func, dart__team_t *team)
 }
 
 const dart__path_ops_t dart__path_self = {.info = "self (memcpy)",
+                                          .reach = self_reach,
                                           .put = shm_put,
                                           .get = shm_get,
                                           .flush = shm_flush,
@@ -77,6 +111,7 @@ const dart__path_ops_t dart__path_self = {.info = "self (memcpy)",
                                           .atomic = shm_atomic};
 const dart__path_ops_t dart__path_shm = {
     .info = "shm (memcpy through shared windows)",
+    .reach = shm_reach,
     .put = shm_put,
     .get = shm_get,
     .flush = shm_flush,

@@ -526,9 +526,21 @@ static dart_ret_t stage_atomic(const dart__atomic_t *a)
   return DART_ERR_INVAL;
 }
 
+/* device memory on another node, where the remote transport does not
+ * move it itself */
+static dart_ret_t stage_reach(const char *func, const dart__reach_t *q,
+                              dart__route_t *r, bool *reached)
+{
+  (void)func;
+  (void)r;
+  *reached = q->device && q->team->node_rank[q->unit] < 0;
+  return DART_OK;
+}
+
 /* complete on return: no flush_all */
 const dart__path_ops_t dart__path_stage = {.init = stage_init,
                                            .fini = stage_fini,
+                                           .reach = stage_reach,
                                            .put = stage_put,
                                            .get = stage_get,
                                            .flush = stage_flush,

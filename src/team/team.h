@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/env.h"
 #include "base/slots.h"
 #include "team/barrier.h"
 
@@ -60,6 +61,13 @@ void dart__team__on_release(dart__team__release_t release);
 static inline dart__team_t *dart__team__get(dart_team_t id)
 {
   return id >= 0 ? dart__team__table[id] : NULL;
+}
+
+/* Whether this unit loads, stores or copies team unit u's host memory
+ * itself: u shares its node, and DART_SHM lets node peers share memory. */
+static inline bool dart__team__shm_peer(const dart__team_t *team, int u)
+{
+  return team->node_rank[u] >= 0 && dart__base__config.shm;
 }
 
 /* The team or NULL with an error line naming func. */

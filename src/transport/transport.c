@@ -5,6 +5,7 @@
  */
 #include "transport/transport.h"
 
+#include "base/log.h"
 #include "types/atomic_apply.h"
 
 const dart__path_ops_t *const dart__transport__paths[DART_PATH_COUNT] = {
@@ -33,14 +34,42 @@ dart_ret_t dart__transport__flush_all(const char *func, dart__team_t *team)
   return first;
 }
 
+/* own memory by load and store, then mapped device memory, then a node
+ * peer's private memory, then the remote transport; MPI reaches any host
+ * memory attached to a window */
+static const int reach_order[] = {DART__PATH_SELF,  DART__PATH_SHM,
+                                  DART__PATH_IPC,   DART__PATH_CMA,
+                                  DART__PATH_UCX,   DART__PATH_STAGE,
+                                  DART__PATH_MPI};
+
+dart_ret_t dart__transport__route(const char *func, const dart__reach_t *q,
+                                  dart__route_t *r)
+{
+  for (size_t i = 0; i < sizeof reach_order / sizeof *reach_order; i++) {
+    const int p = reach_order[i];
+    const dart__path_ops_t *path = dart__transport__paths[p];
+    bool reached = false;
+    if (!dart__transport__usable(p) || path->reach == NULL) continue;
+    dart_ret_t ret = path->reach(func, q, r, &reached);
+    if (ret != DART_OK) return ret;
+    if (reached) {
+      r->path = p;
+      return DART_OK;
+    }
+  }
+  DART_LOG_ERROR_IN(func, "no path reaches the %s memory of unit %d",
+                    q->device ? "device" : "host", q->unit);
+  return DART_ERR_OTHER;
+}
+
 const dart__path_props_t dart__path_props[DART_PATH_COUNT] = {
     [DART__PATH_SELF] = {.load_store = true, .mapped = true},
     [DART__PATH_SHM] = {.load_store = true, .mapped = true},
     [DART__PATH_MPI] = {0},
-    [DART__PATH_UCX] = {0},
+    [DART__PATH_UCX] = {.target_progress = true},
     [DART__PATH_CMA] = {0},
     [DART__PATH_IPC] = {.mapped = true, .device = true},
-    [DART__PATH_STAGE] = {.device = true},
+    [DART__PATH_STAGE] = {.device = true, .target_progress = true},
 };
 
 atomic_bool dart__transport__stores_unfenced;

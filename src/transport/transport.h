@@ -46,6 +46,9 @@ typedef struct {
   bool mapped;     /* in this process's address space, host or device (self,
                     * shm, ipc) */
   bool device;     /* device memory (ipc, stage) */
+  bool target_progress; /* its operations advance only while their target
+                         * unit drives progress (ucx: RMA it emulates with
+                         * messages; stage) */
 } dart__path_props_t;
 extern const dart__path_props_t dart__path_props[];
 
@@ -53,6 +56,38 @@ static inline bool dart__path_load_store(int path)
 {
   return dart__path_props[path].load_store;
 }
+
+/* How a unit's part of memory is reached: what its owner told (size,
+ * addr, disp, key), the path chosen for it (dart__transport__route) and
+ * what that path filled in (base). */
+typedef struct dart__route {
+  char *base;    /* load/store address (SELF, SHM) */
+  uint64_t addr; /* the part's address in its owner's process (UCX, CMA) */
+  MPI_Aint disp; /* displacement in the team's dynamic window (MPI) */
+  size_t size;   /* bytes of the unit's part */
+  void *key;     /* the remote transport's key of the route's own (grown
+                  * pool chunks), or NULL for the segment's */
+  int path;
+  /* The path of atomics, the same for every unit of a host segment: CPU
+   * atomics (DART__PATH_SHM) when every unit loads and stores the memory,
+   * else the remote path for all, the owner included (CPU and MPI atomics
+   * are not atomic with respect to each other). Device segments: the
+   * device's (DART__PATH_IPC) on the node, refused (DART__PATH_STAGE)
+   * beyond. */
+  int atomics;
+} dart__route_t;
+
+/* What a route is asked for: team unit's part of a segment's memory or of
+ * a grown pool chunk. */
+typedef struct {
+  const dart__team_t *team;
+  const dart__segment_t *seg; /* NULL: a grown pool chunk */
+  int unit;                   /* team unit */
+  bool device;                /* device memory */
+  bool windowed; /* in seg's shared window, which its node peers map */
+  bool keyed;    /* the remote transport has a key of it */
+  size_t header; /* bytes before the memory the route reaches */
+} dart__reach_t;
 
 typedef enum {
   DART__MODE_NB,       /* started; completed by a flush */
@@ -121,6 +156,15 @@ typedef struct {
   void (*print_info)(FILE *out);
   /* whether it moves CUDA device memory itself */
   bool (*device_memory)(void);
+
+  /* ---- routes ---- */
+  /* Whether it reaches q's part (*reached); if so it fills what it needs
+   * of r beyond what the owner told (r->base: the part's address in this
+   * process where the caller knows it, its own part, else NULL). Asked in
+   * dart__transport__route's order, where the first that reaches takes
+   * the route. */
+  dart_ret_t (*reach)(const char *func, const dart__reach_t *q,
+                      dart__route_t *r, bool *reached);
 
   /* ---- transfers ---- */
   dart_ret_t (*put)(const dart__xfer_t *x, dart__mode_t mode,
@@ -212,6 +256,12 @@ static inline const dart__path_ops_t *dart__transport__remote(void)
 {
   return dart__transport__paths[dart__rt.remote_path];
 }
+
+/* The one place a route is chosen: r->path gets the first path, in order
+ * of preference, that is usable here and reaches q's part (segments and
+ * grown pool chunks). */
+dart_ret_t dart__transport__route(const char *func, const dart__reach_t *q,
+                                  dart__route_t *r);
 
 /* Every path's flush_all: what dart_flush_all, dart_barrier (team NULL)
  * and a segment's end complete. Returns the first failure, after trying

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/env.h"
+#include "gpu/gpu.h"
 #include "ucx/ucx.h"
 
 /* Emulated RMA and atomics (shared memory without CMA, TCP) need the
@@ -97,9 +98,14 @@ fallback:
   return DART_OK;
 }
 
+static bool ucx_started(void)
+{
+  return dart__rt.transport == DART__TRANSPORT_UCX;
+}
+
 static void ucx_fini(void)
 {
-  if (dart__rt.transport != DART__TRANSPORT_UCX) return;
+  if (!ucx_started()) return;
   /* ours are complete, and nobody still needs us to serve theirs */
   atomic_store(&dart__ucx.dirty, true);
   dart__ucx__flush_all("dart_exit", NULL);
@@ -124,9 +130,20 @@ static void ucx_fini(void)
   dart__rt.remote_path = DART__PATH_MPI;
 }
 
+/* host memory it has a key of; device memory where it moves that itself
+ * on every unit */
+static dart_ret_t ucx_reach(const char *func, const dart__reach_t *q,
+                            dart__route_t *r, bool *reached)
+{
+  (void)func;
+  (void)r;
+  *reached = q->device ? dart__gpu.ucx_direct : q->keyed;
+  return DART_OK;
+}
+
 static bool ucx_device_memory(void)
 {
-  if (dart__rt.transport != DART__TRANSPORT_UCX) return false;
+  if (!ucx_started()) return false;
   ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
   return ucp_context_query(dart__ucx.context, &attr) == UCS_OK &&
          (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA));
@@ -134,7 +151,7 @@ static bool ucx_device_memory(void)
 
 static void ucx_print_info(FILE *out)
 {
-  if (dart__rt.transport != DART__TRANSPORT_UCX) return;
+  if (!ucx_started()) return;
   /* the lanes of an endpoint to the first unit on another node (or to
    * ourselves on one node), from UCX's own description */
   int peer = dart__rt.myid;
@@ -164,6 +181,8 @@ const dart__path_ops_t dart__path_ucx = {
     .info = "ucx (ucp_put_nbx/get_nbx/atomic_op_nbx)",
     .init = ucx_init,
     .fini = ucx_fini,
+    .usable = ucx_started,
+    .reach = ucx_reach,
     .print_info = ucx_print_info,
     .device_memory = ucx_device_memory,
     .put = dart__ucx__put,
