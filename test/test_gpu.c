@@ -597,6 +597,12 @@ static void test_bad_input(void)
         dart_memkind_alloc(8, (dart_memkind_t)-1, &p));
   INVAL("dart_memkind_alloc",
         dart_memkind_alloc(8, DART_MEMKIND_CUDA, NULL));
+  /* the device backend's failure names the public function too, and
+   * leaves the output alone */
+  p = host;
+  BAD(DART_ERR_NOMEM, "dart_memkind_alloc",
+      dart_memkind_alloc((size_t)1 << 62, DART_MEMKIND_CUDA, &p));
+  CHECK(p == host);
   INVAL("dart_memkind_free", dart_memkind_free(host, DART_MEMKIND_CUDA));
   INVAL("dart_memkind_copy", dart_memkind_copy(NULL, host, 8));
   INVAL("dart_memkind_device", dart_memkind_device(NULL));

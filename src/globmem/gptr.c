@@ -119,8 +119,8 @@ dart_ret_t dart_gptr_getaddr_shared(dart_gptr_t gptr, void **addr)
   if (dart__path_load_store(path))
     base = target.route->base;
   else if (path == DART__PATH_IPC && /* a device address, mapped now */
-           (ret = dart__globmem__device_part(target.seg, target.unit, &base)) !=
-               DART_OK)
+           (ret = dart__globmem__device_part(__func__, target.seg, target.unit,
+                                             &base)) != DART_OK)
     return ret;
   *addr = base ? base + target.offset : NULL;
   return DART_OK;

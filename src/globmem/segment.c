@@ -125,7 +125,7 @@ static dart_ret_t place_part(const char *func, dart__segment_t *seg,
     return DART_OK;
   }
   if (device) {
-    *mine = dart__gpu.ops->alloc(part, &seg->gpu.alloc); /* logged */
+    *mine = dart__gpu.ops->alloc(func, part, &seg->gpu.alloc); /* logged */
     seg->mybase = seg->gpu.alloc;
     return DART_OK;
   }
@@ -402,7 +402,8 @@ dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg)
   if (seg->kind == DART__SEG_ALLOC)
     dart__base__slots_remove(&team->segs.alloc, (uint32_t)seg->id - 1);
   else if (seg->kind == DART__SEG_REGISTER)
-    dart__base__slots_remove(&team->segs.reg, (uint32_t)(-(int32_t)seg->id) - 1);
+    dart__base__slots_remove(&team->segs.reg,
+                             (uint32_t)(-(int32_t)seg->id) - 1);
   else
     team->segs.pool = NULL;
   seg_release(seg);

@@ -77,7 +77,7 @@ void dart__globmem__device_unmap(dart__segment_t *seg);
 void dart__globmem__device_release(dart__segment_t *seg);
 /* Where team unit's part of a device segment starts in this process
  * (its IPC mapping, opened on first use). */
-dart_ret_t dart__globmem__device_part(dart__segment_t *seg, int unit,
-                                      char **base);
+dart_ret_t dart__globmem__device_part(const char *func, dart__segment_t *seg,
+                                      int unit, char **base);
 
 #endif

@@ -53,7 +53,7 @@ dart_ret_t dart__globmem__device_init(const char *func, dart__segment_t *seg,
   dart__gpu_export_t mine = {.owner = team->members[team->myid]};
   bool mine_ok = seg->mysize == 0 || ops->is_device(seg->mybase);
   if (mine_ok && seg->mysize > 0 &&
-      ops->export_mem(seg->mybase, seg->mysize, &mine) != DART_OK)
+      ops->export_mem(func, seg->mybase, seg->mysize, &mine) != DART_OK)
     mine_ok = false; /* logged */
   if (!mine_ok) mine.owner = -1;
   MPI_Request req;
@@ -82,8 +82,8 @@ dart_ret_t dart__globmem__device_init(const char *func, dart__segment_t *seg,
   return DART_OK;
 }
 
-dart_ret_t dart__globmem__device_part(dart__segment_t *seg, int unit,
-                                      char **base)
+dart_ret_t dart__globmem__device_part(const char *func, dart__segment_t *seg,
+                                      int unit, char **base)
 {
   char *p = atomic_load_explicit(&seg->gpu.parts[unit], memory_order_acquire);
   if (__builtin_expect(p != NULL, 1)) {
@@ -104,9 +104,9 @@ dart_ret_t dart__globmem__device_part(dart__segment_t *seg, int unit,
       m = m->next;
     if (m == NULL) {
       if ((m = calloc(1, sizeof *m)) == NULL) {
-        DART_LOG_ERROR("out of memory for an IPC mapping");
+        DART_LOG_ERROR_IN(func, "out of memory for an IPC mapping");
         ret = DART_ERR_NOMEM;
-      } else if ((ret = dart__gpu.ops->open(e, &m->base)) != DART_OK) {
+      } else if ((ret = dart__gpu.ops->open(func, e, &m->base)) != DART_OK) {
         free(m);
         m = NULL;
       } else {

@@ -49,9 +49,9 @@ static void leave(int prev)
   if (prev >= 0) cudaSetDevice(prev);
 }
 
-static dart_ret_t failed(const char *what, cudaError_t err)
+static dart_ret_t failed(const char *func, const char *what, cudaError_t err)
 {
-  DART_LOG_ERROR("%s failed: %s", what, cudaGetErrorString(err));
+  DART_LOG_ERROR_IN(func, "%s failed: %s", what, cudaGetErrorString(err));
   return err == cudaErrorMemoryAllocation ? DART_ERR_NOMEM : DART_ERR_OTHER;
 }
 
@@ -84,24 +84,24 @@ static int cuda_count(void)
   return n;
 }
 
-static dart_ret_t cuda_set_device(int device)
+static dart_ret_t cuda_set_device(const char *func, int device)
 {
   cuda.device = device;
   cudaError_t err = cudaSetDevice(device);
   if (err == cudaSuccess) err = cudaFree(NULL); /* the context, now */
-  return err == cudaSuccess ? DART_OK : failed("cudaSetDevice", err);
+  return err == cudaSuccess ? DART_OK : failed(func, "cudaSetDevice", err);
 }
 
-static dart_ret_t cuda_alloc_here(size_t bytes, void **ptr)
+static dart_ret_t cuda_alloc_here(const char *func, size_t bytes, void **ptr)
 {
   cudaError_t err = cudaMalloc(ptr, bytes ? bytes : 1);
-  return err == cudaSuccess ? DART_OK : failed("cudaMalloc", err);
+  return err == cudaSuccess ? DART_OK : failed(func, "cudaMalloc", err);
 }
 
 static void cuda_free_here(void *ptr)
 {
   cudaError_t err = cudaFree(ptr);
-  if (err != cudaSuccess) failed("cudaFree", err);
+  if (err != cudaSuccess) failed(__func__, "cudaFree", err);
 }
 
 static bool cuda_is_device(const void *ptr)
@@ -117,7 +117,7 @@ static bool cuda_is_device(const void *ptr)
 /* A CUDA-aware UCX takes device addresses as they are. */
 static void *cuda_ucx_addr(void *ptr) { return ptr; }
 
-static dart_ret_t cuda_export_here(void *ptr, size_t bytes,
+static dart_ret_t cuda_export_here(const char *func, void *ptr, size_t bytes,
                                    dart__gpu_export_t *out)
 {
   CUdeviceptr base;
@@ -127,18 +127,19 @@ static dart_ret_t cuda_export_here(void *ptr, size_t bytes,
       cuda.address_range(&base, &size, (CUdeviceptr)(uintptr_t)ptr) !=
           CUDA_SUCCESS ||
       bytes > size - ((CUdeviceptr)(uintptr_t)ptr - base)) {
-    DART_LOG_ERROR("%p + %zu bytes is not memory of this unit's device",
-                   ptr, bytes);
+    DART_LOG_ERROR_IN(func, "%p + %zu bytes is not memory of this unit's "
+                            "device", ptr, bytes);
     return DART_ERR_INVAL;
   }
   if (cuda.pointer_attribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, base) !=
       CUDA_SUCCESS) {
-    DART_LOG_ERROR("cuPointerGetAttribute(BUFFER_ID) of %p failed", ptr);
+    DART_LOG_ERROR_IN(func, "cuPointerGetAttribute(BUFFER_ID) of %p failed",
+                      ptr);
     return DART_ERR_OTHER;
   }
   cudaIpcMemHandle_t h;
   cudaError_t err = cudaIpcGetMemHandle(&h, (void *)(uintptr_t)base);
-  if (err != cudaSuccess) return failed("cudaIpcGetMemHandle", err);
+  if (err != cudaSuccess) return failed(func, "cudaIpcGetMemHandle", err);
   memset(out->handle, 0, sizeof out->handle);
   memcpy(out->handle, &h, sizeof h);
   out->alloc_id = id;
@@ -146,34 +147,37 @@ static dart_ret_t cuda_export_here(void *ptr, size_t bytes,
   return DART_OK;
 }
 
-static dart_ret_t cuda_open_here(const dart__gpu_export_t *e, void **base)
+static dart_ret_t cuda_open_here(const char *func,
+                                 const dart__gpu_export_t *e, void **base)
 {
   cudaIpcMemHandle_t h;
   memcpy(&h, e->handle, sizeof h);
   cudaError_t err =
       cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
-  return err == cudaSuccess ? DART_OK : failed("cudaIpcOpenMemHandle", err);
+  return err == cudaSuccess ? DART_OK
+                            : failed(func, "cudaIpcOpenMemHandle", err);
 }
 
 static void cuda_close_here(void *base)
 {
   cudaError_t err = cudaIpcCloseMemHandle(base);
-  if (err != cudaSuccess) failed("cudaIpcCloseMemHandle", err);
+  if (err != cudaSuccess) failed(__func__, "cudaIpcCloseMemHandle", err);
 }
 
-static dart_ret_t cuda_copy_here(void *dst, const void *src, size_t bytes,
+static dart_ret_t cuda_copy_here(const char *func, void *dst,
+                                 const void *src, size_t bytes,
                                  void *stream)
 {
   cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
                                     (cudaStream_t)stream);
-  return err == cudaSuccess ? DART_OK : failed("cudaMemcpyAsync", err);
+  return err == cudaSuccess ? DART_OK : failed(func, "cudaMemcpyAsync", err);
 }
 
-static dart_ret_t cuda_stream_create_here(void **stream)
+static dart_ret_t cuda_stream_create_here(const char *func, void **stream)
 {
   cudaError_t err =
       cudaStreamCreateWithFlags((cudaStream_t *)stream, cudaStreamNonBlocking);
-  return err == cudaSuccess ? DART_OK : failed("cudaStreamCreate", err);
+  return err == cudaSuccess ? DART_OK : failed(func, "cudaStreamCreate", err);
 }
 
 static void cuda_stream_destroy(void *stream)
@@ -181,29 +185,32 @@ static void cuda_stream_destroy(void *stream)
   if (stream) cudaStreamDestroy((cudaStream_t)stream);
 }
 
-static dart_ret_t cuda_stream_sync_here(void *stream)
+static dart_ret_t cuda_stream_sync_here(const char *func, void *stream)
 {
   cudaError_t err = cudaStreamSynchronize((cudaStream_t)stream);
-  return err == cudaSuccess ? DART_OK : failed("cudaStreamSynchronize", err);
+  return err == cudaSuccess ? DART_OK
+                            : failed(func, "cudaStreamSynchronize", err);
 }
 
-static dart_ret_t cuda_event_record_here(void *stream, void **event)
+static dart_ret_t cuda_event_record_here(const char *func, void *stream,
+                                         void **event)
 {
   cudaEvent_t e;
   cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
-  if (err != cudaSuccess) return failed("cudaEventCreateWithFlags", err);
+  if (err != cudaSuccess) return failed(func, "cudaEventCreateWithFlags", err);
   if ((err = cudaEventRecord(e, (cudaStream_t)stream)) != cudaSuccess) {
     cudaEventDestroy(e);
-    return failed("cudaEventRecord", err);
+    return failed(func, "cudaEventRecord", err);
   }
   *event = e;
   return DART_OK;
 }
 
-static dart_ret_t cuda_event_sync_here(void *event)
+static dart_ret_t cuda_event_sync_here(const char *func, void *event)
 {
   cudaError_t err = cudaEventSynchronize((cudaEvent_t)event);
-  return err == cudaSuccess ? DART_OK : failed("cudaEventSynchronize", err);
+  return err == cudaSuccess ? DART_OK
+                            : failed(func, "cudaEventSynchronize", err);
 }
 
 static void cuda_event_destroy(void *event)
@@ -211,10 +218,11 @@ static void cuda_event_destroy(void *event)
   if (event) cudaEventDestroy((cudaEvent_t)event);
 }
 
-static dart_ret_t cuda_host_alloc_here(size_t bytes, void **ptr)
+static dart_ret_t cuda_host_alloc_here(const char *func, size_t bytes,
+                                       void **ptr)
 {
   cudaError_t err = cudaMallocHost(ptr, bytes ? bytes : 1);
-  return err == cudaSuccess ? DART_OK : failed("cudaMallocHost", err);
+  return err == cudaSuccess ? DART_OK : failed(func, "cudaMallocHost", err);
 }
 
 static void cuda_host_free(void *ptr)
@@ -235,7 +243,7 @@ static dart_ret_t cuda_atomic_here(const dart__atomic_t *a, char *p,
     cuda_host_free(cuda.scratch);
     cuda.scratch = NULL;
     cuda.scratch_size = 0;
-    if ((ret = cuda_host_alloc_here(need, (void **)&cuda.scratch)) !=
+    if ((ret = cuda_host_alloc_here(a->func, need, (void **)&cuda.scratch)) !=
         DART_OK)
       goto out;
     cuda.scratch_size = need;
@@ -254,7 +262,7 @@ static dart_ret_t cuda_atomic_here(const dart__atomic_t *a, char *p,
   cudaError_t err = (cudaError_t)dart__gpu__kernel_atomic(&args, stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize((cudaStream_t)stream);
   if (err != cudaSuccess) {
-    ret = failed("the atomics kernel", err);
+    ret = failed(a->func, "the atomics kernel", err);
     goto out;
   }
   if (a->result) memcpy(a->result, cuda.scratch, a->size);
@@ -295,19 +303,28 @@ static void cuda_fini(void)
     leave(prev);                                                           \
   }
 
-ON_DEVICE(cuda_alloc, (size_t bytes, void **ptr), (bytes, ptr))
+ON_DEVICE(cuda_alloc, (const char *func, size_t bytes, void **ptr),
+          (func, bytes, ptr))
 ON_DEVICE_VOID(cuda_free, (void *ptr), (ptr))
-ON_DEVICE(cuda_export, (void *ptr, size_t bytes, dart__gpu_export_t *out),
-          (ptr, bytes, out))
-ON_DEVICE(cuda_open, (const dart__gpu_export_t *e, void **base), (e, base))
+ON_DEVICE(cuda_export,
+          (const char *func, void *ptr, size_t bytes, dart__gpu_export_t *out),
+          (func, ptr, bytes, out))
+ON_DEVICE(cuda_open,
+          (const char *func, const dart__gpu_export_t *e, void **base),
+          (func, e, base))
 ON_DEVICE_VOID(cuda_close, (void *base), (base))
-ON_DEVICE(cuda_copy, (void *dst, const void *src, size_t bytes, void *stream),
-          (dst, src, bytes, stream))
-ON_DEVICE(cuda_stream_create, (void **stream), (stream))
-ON_DEVICE(cuda_stream_sync, (void *stream), (stream))
-ON_DEVICE(cuda_event_record, (void *stream, void **event), (stream, event))
-ON_DEVICE(cuda_event_sync, (void *event), (event))
-ON_DEVICE(cuda_host_alloc, (size_t bytes, void **ptr), (bytes, ptr))
+ON_DEVICE(cuda_copy,
+          (const char *func, void *dst, const void *src, size_t bytes,
+           void *stream),
+          (func, dst, src, bytes, stream))
+ON_DEVICE(cuda_stream_create, (const char *func, void **stream),
+          (func, stream))
+ON_DEVICE(cuda_stream_sync, (const char *func, void *stream), (func, stream))
+ON_DEVICE(cuda_event_record, (const char *func, void *stream, void **event),
+          (func, stream, event))
+ON_DEVICE(cuda_event_sync, (const char *func, void *event), (func, event))
+ON_DEVICE(cuda_host_alloc, (const char *func, size_t bytes, void **ptr),
+          (func, bytes, ptr))
 ON_DEVICE(cuda_atomic, (const dart__atomic_t *a, char *p, void *stream),
           (a, p, stream))
 

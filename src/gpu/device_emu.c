@@ -79,21 +79,22 @@ static char *reach(const void *p)
 
 static int emu_count(void) { return dart__base__config.gpu_emulate; }
 
-static dart_ret_t emu_set_device(int device)
+static dart_ret_t emu_set_device(const char *func, int device)
 {
+  (void)func;
   (void)device;
   return DART_OK;
 }
 
 /* Maps fd twice and enters the region. */
-static dart_ret_t map_region(int fd, size_t len, uint64_t id, bool keep_fd,
-                             void **dev_out)
+static dart_ret_t map_region(const char *func, int fd, size_t len,
+                             uint64_t id, bool keep_fd, void **dev_out)
 {
   char *dev = mmap(NULL, len, PROT_NONE, MAP_SHARED, fd, 0);
   char *host = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (dev == MAP_FAILED || host == MAP_FAILED) {
-    DART_LOG_ERROR("emulated device: mmap of %zu bytes failed: %s", len,
-                   strerror(errno));
+    DART_LOG_ERROR_IN(func, "emulated device: mmap of %zu bytes failed: %s",
+                      len, strerror(errno));
     goto fail;
   }
   pthread_mutex_lock(&emu.lock);
@@ -102,7 +103,7 @@ static dart_ret_t map_region(int fd, size_t len, uint64_t id, bool keep_fd,
     region_t *grown = realloc(emu.regions, cap * sizeof *grown);
     if (grown == NULL) {
       pthread_mutex_unlock(&emu.lock);
-      DART_LOG_ERROR("emulated device: out of memory");
+      DART_LOG_ERROR_IN(func, "emulated device: out of memory");
       goto fail;
     }
     emu.regions = grown;
@@ -121,22 +122,22 @@ fail:
   return DART_ERR_NOMEM;
 }
 
-static dart_ret_t emu_alloc(size_t bytes, void **ptr)
+static dart_ret_t emu_alloc(const char *func, size_t bytes, void **ptr)
 {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t len = (bytes + page - 1) / page * page;
   if (len == 0) len = page;
   int fd = memfd_create("dart-emulated-device", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, (off_t)len) != 0) {
-    DART_LOG_ERROR("emulated device: memfd of %zu bytes failed: %s", len,
-                   strerror(errno));
+    DART_LOG_ERROR_IN(func, "emulated device: memfd of %zu bytes failed: %s",
+                      len, strerror(errno));
     if (fd >= 0) close(fd);
     return DART_ERR_NOMEM;
   }
   pthread_mutex_lock(&emu.lock);
   uint64_t id = ++emu.next_id;
   pthread_mutex_unlock(&emu.lock);
-  return map_region(fd, len, id, true, ptr);
+  return map_region(func, fd, len, id, true, ptr);
 }
 
 /* Unmaps the region starting at p (an allocation or an opened mapping). */
@@ -180,7 +181,8 @@ typedef struct {
   uint64_t len;
 } emu_handle_t;
 
-static dart_ret_t emu_export(void *ptr, size_t bytes, dart__gpu_export_t *out)
+static dart_ret_t emu_export(const char *func, void *ptr, size_t bytes,
+                             dart__gpu_export_t *out)
 {
   pthread_mutex_lock(&emu.lock);
   region_t *r = find_locked(ptr);
@@ -188,8 +190,8 @@ static dart_ret_t emu_export(void *ptr, size_t bytes, dart__gpu_export_t *out)
   pthread_mutex_unlock(&emu.lock);
   if (r == NULL || found.fd < 0 ||
       bytes > found.len - (size_t)((char *)ptr - found.dev)) {
-    DART_LOG_ERROR("%p + %zu bytes is not memory of this unit's (emulated) "
-                   "device", ptr, bytes);
+    DART_LOG_ERROR_IN(func, "%p + %zu bytes is not memory of this unit's "
+                            "(emulated) device", ptr, bytes);
     return DART_ERR_INVAL;
   }
   emu_handle_t h = {getpid(), found.fd, found.len};
@@ -200,7 +202,8 @@ static dart_ret_t emu_export(void *ptr, size_t bytes, dart__gpu_export_t *out)
   return DART_OK;
 }
 
-static dart_ret_t emu_open(const dart__gpu_export_t *e, void **base)
+static dart_ret_t emu_open(const char *func, const dart__gpu_export_t *e,
+                           void **base)
 {
   emu_handle_t h;
   memcpy(&h, e->handle, sizeof h);
@@ -208,17 +211,18 @@ static dart_ret_t emu_open(const dart__gpu_export_t *e, void **base)
   snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h.pid, (int)h.fd);
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) {
-    DART_LOG_ERROR("emulated device: opening unit %lld's memory (%s) "
-                   "failed: %s", (long long)e->owner, path, strerror(errno));
+    DART_LOG_ERROR_IN(func, "emulated device: opening unit %lld's memory "
+                            "(%s) failed: %s", (long long)e->owner, path,
+                      strerror(errno));
     return DART_ERR_OTHER;
   }
-  return map_region(fd, (size_t)h.len, e->alloc_id, false, base);
+  return map_region(func, fd, (size_t)h.len, e->alloc_id, false, base);
 }
 
 static void emu_close(void *base) { unmap_region(base); }
 
-static dart_ret_t emu_copy(void *dst, const void *src, size_t bytes,
-                           void *stream)
+static dart_ret_t emu_copy(const char *func, void *dst, const void *src,
+                           size_t bytes, void *stream)
 {
   emu_stream_t *s = stream;
   void *to = reach(dst);
@@ -233,7 +237,7 @@ static dart_ret_t emu_copy(void *dst, const void *src, size_t bytes,
     pending_t *grown = realloc(s->ops, cap * sizeof *grown);
     if (grown == NULL) {
       pthread_mutex_unlock(&emu.lock);
-      DART_LOG_ERROR("emulated device: out of memory for a stream");
+      DART_LOG_ERROR_IN(func, "emulated device: out of memory for a stream");
       return DART_ERR_NOMEM;
     }
     s->ops = grown;
@@ -244,11 +248,11 @@ static dart_ret_t emu_copy(void *dst, const void *src, size_t bytes,
   return DART_OK;
 }
 
-static dart_ret_t emu_stream_create(void **stream)
+static dart_ret_t emu_stream_create(const char *func, void **stream)
 {
   emu_stream_t *s = calloc(1, sizeof *s);
   if (s == NULL) {
-    DART_LOG_ERROR("emulated device: out of memory for a stream");
+    DART_LOG_ERROR_IN(func, "emulated device: out of memory for a stream");
     return DART_ERR_NOMEM;
   }
   *stream = s;
@@ -267,8 +271,9 @@ static void run_locked(emu_stream_t *s, uint64_t upto)
   s->done += k;
 }
 
-static dart_ret_t emu_stream_sync(void *stream)
+static dart_ret_t emu_stream_sync(const char *func, void *stream)
 {
+  (void)func; /* nothing fails */
   emu_stream_t *s = stream;
   if (s == NULL) return DART_OK;
   pthread_mutex_lock(&emu.lock);
@@ -277,11 +282,12 @@ static dart_ret_t emu_stream_sync(void *stream)
   return DART_OK;
 }
 
-static dart_ret_t emu_event_record(void *stream, void **event)
+static dart_ret_t emu_event_record(const char *func, void *stream,
+                                   void **event)
 {
   emu_event_t *e = malloc(sizeof *e);
   if (e == NULL) {
-    DART_LOG_ERROR("emulated device: out of memory for an event");
+    DART_LOG_ERROR_IN(func, "emulated device: out of memory for an event");
     return DART_ERR_NOMEM;
   }
   e->stream = stream;
@@ -293,8 +299,9 @@ static dart_ret_t emu_event_record(void *stream, void **event)
 }
 
 /* Only the copies before the event: later ones stay deferred. */
-static dart_ret_t emu_event_sync(void *event)
+static dart_ret_t emu_event_sync(const char *func, void *event)
 {
+  (void)func; /* nothing fails */
   emu_event_t *e = event;
   if (e->stream == NULL) return DART_OK;
   pthread_mutex_lock(&emu.lock);
@@ -307,7 +314,7 @@ static void emu_stream_destroy(void *stream)
 {
   emu_stream_t *s = stream;
   if (s == NULL) return;
-  emu_stream_sync(s);
+  emu_stream_sync(__func__, s);
   free(s->ops);
   free(s);
 }
@@ -316,16 +323,16 @@ static void emu_stream_destroy(void *stream)
  * stream's earlier copies, as a kernel on that stream would run. */
 static dart_ret_t emu_atomic(const dart__atomic_t *a, char *p, void *stream)
 {
-  emu_stream_sync(stream);
+  emu_stream_sync(a->func, stream);
   dart__transport__cpu_atomic(a, reach(p));
   return DART_OK;
 }
 
-static dart_ret_t emu_host_alloc(size_t bytes, void **ptr)
+static dart_ret_t emu_host_alloc(const char *func, size_t bytes, void **ptr)
 {
   *ptr = malloc(bytes ? bytes : 1);
   if (*ptr == NULL) {
-    DART_LOG_ERROR("out of memory for %zu bytes of staging", bytes);
+    DART_LOG_ERROR_IN(func, "out of memory for %zu bytes of staging", bytes);
     return DART_ERR_NOMEM;
   }
   return DART_OK;

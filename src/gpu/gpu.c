@@ -48,7 +48,7 @@ dart_ret_t dart__gpu__init(void)
       DART_LOG_ERROR_IN("dart_init", "DART_GPU_DEVICE=%d, but this unit "
                         "sees %d device(s)", device, devices);
       ret = DART_ERR_INVAL;
-    } else if (ops->set_device(device) != DART_OK) {
+    } else if (ops->set_device("dart_init", device) != DART_OK) {
       ret = DART_ERR_OTHER;
     } else if ((gpu.streams = calloc((size_t)dart__rt.size,
                                      sizeof *gpu.streams)) == NULL) {
@@ -126,7 +126,7 @@ void dart__gpu__print_info(FILE *out)
               : "no");
 }
 
-dart_ret_t dart__gpu__stream(int gunit, void **stream)
+dart_ret_t dart__gpu__stream(const char *func, int gunit, void **stream)
 {
   void *s = atomic_load_explicit(&gpu.streams[gunit], memory_order_acquire);
   if (__builtin_expect(s != NULL, 1)) {
@@ -136,27 +136,28 @@ dart_ret_t dart__gpu__stream(int gunit, void **stream)
   dart_ret_t ret = DART_OK;
   pthread_mutex_lock(&gpu.lock);
   s = atomic_load_explicit(&gpu.streams[gunit], memory_order_relaxed);
-  if (s == NULL && (ret = dart__gpu.ops->stream_create(&s)) == DART_OK)
+  if (s == NULL && (ret = dart__gpu.ops->stream_create(func, &s)) == DART_OK)
     atomic_store_explicit(&gpu.streams[gunit], s, memory_order_release);
   pthread_mutex_unlock(&gpu.lock);
   if (ret == DART_OK) *stream = s;
   return ret;
 }
 
-dart_ret_t dart__gpu__flush_all(void)
+dart_ret_t dart__gpu__flush_all(const char *func)
 {
   if (gpu.streams == NULL) return DART_OK;
   dart_ret_t ret = DART_OK;
   for (int u = 0; u < dart__rt.size; u++) {
     void *s = atomic_load_explicit(&gpu.streams[u], memory_order_acquire);
-    if (s && dart__gpu.ops->stream_sync(s) != DART_OK) ret = DART_ERR_OTHER;
+    if (s && dart__gpu.ops->stream_sync(func, s) != DART_OK)
+      ret = DART_ERR_OTHER;
   }
   return ret;
 }
 
-dart_ret_t dart__gpu__event_wait(void *event)
+dart_ret_t dart__gpu__event_wait(const char *func, void *event)
 {
-  dart_ret_t ret = dart__gpu.ops->event_sync(event);
+  dart_ret_t ret = dart__gpu.ops->event_sync(func, event);
   dart__gpu.ops->event_destroy(event);
   return ret;
 }
@@ -167,20 +168,22 @@ typedef struct {
   char *dst, *src;
   size_t es;
   void *stream;
+  const char *func;
 } runs_t;
 
 static int copy_run(void *ctx, size_t dst_at, size_t src_at, size_t n)
 {
   runs_t *r = ctx;
-  return dart__gpu.ops->copy(r->dst + dst_at * r->es, r->src + src_at * r->es,
-                             n * r->es, r->stream) != DART_OK;
+  return dart__gpu.ops->copy(r->func, r->dst + dst_at * r->es,
+                             r->src + src_at * r->es, n * r->es,
+                             r->stream) != DART_OK;
 }
 
 dart_ret_t dart__gpu__copy_runs(const dart__xfer_t *x, bool is_put,
                                 char *remote, void *stream)
 {
   runs_t r = {is_put ? remote : x->local, is_put ? x->local : remote,
-              x->local_t->elem_size, stream};
+              x->local_t->elem_size, stream, x->func};
   int failed =
       is_put ? dart__types__dtype_runs(x->remote_t, x->local_t, x->nelem,
                                        copy_run, &r)
@@ -195,12 +198,12 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
 {
   const dart__gpu_ops_t *ops = dart__gpu.ops;
   void *stream;
-  dart_ret_t ret = dart__gpu__stream(gunit, &stream);
+  dart_ret_t ret = dart__gpu__stream(x->func, gunit, &stream);
   if (ret != DART_OK) return ret;
   if (mapped != NULL) {
     /* host memory we map: the device copies straight to or from it */
     ret = dart__gpu__copy_runs(x, is_put, mapped, stream);
-    if (ret == DART_OK) ret = ops->stream_sync(stream);
+    if (ret == DART_OK) ret = ops->stream_sync(x->func, stream);
   } else {
     /* the local span through host memory, then the host path, blocking */
     size_t bytes = dart__types__dtype_span(x->local_t, x->nelem) *
@@ -217,16 +220,17 @@ dart_ret_t dart__gpu__local_xfer(const dart__xfer_t *x, bool is_put, int path,
     hx.local = host;
     const dart__path_ops_t *p = dart__transport__paths[path];
     if (is_put) {
-      if ((ret = ops->copy(host, x->local, bytes, stream)) == DART_OK &&
-          (ret = ops->stream_sync(stream)) == DART_OK)
+      if ((ret = ops->copy(x->func, host, x->local, bytes, stream)) ==
+              DART_OK &&
+          (ret = ops->stream_sync(x->func, stream)) == DART_OK)
         ret = p->put(&hx, DART__MODE_BLOCKING, NULL);
     } else if ((ret = p->get(&hx, DART__MODE_BLOCKING, NULL)) == DART_OK) {
       /* back along the local type's runs only: its gaps stay untouched */
-      runs_t r = {x->local, host, x->local_t->elem_size, stream};
+      runs_t r = {x->local, host, x->local_t->elem_size, stream, x->func};
       if (dart__types__dtype_runs(x->local_t, x->local_t, x->nelem,
                                   copy_run, &r) != 0)
         ret = DART_ERR_OTHER;
-      if (ret == DART_OK) ret = ops->stream_sync(stream);
+      if (ret == DART_OK) ret = ops->stream_sync(x->func, stream);
     }
     free(host);
   }
@@ -275,7 +279,7 @@ dart_ret_t dart_memkind_alloc(size_t bytes, dart_memkind_t kind, void **ptr)
   void *p = NULL;
   if (bytes > 0) {
     if (kind == DART_MEMKIND_CUDA) {
-      ret = dart__gpu.ops->alloc(bytes, &p);
+      ret = dart__gpu.ops->alloc(__func__, bytes, &p);
     } else if ((p = malloc(bytes)) == NULL) {
       DART_LOG_ERROR("out of memory for %zu bytes", bytes);
       ret = DART_ERR_NOMEM;
@@ -314,6 +318,6 @@ dart_ret_t dart_memkind_copy(void *dst, const void *src, size_t bytes)
     memcpy(dst, src, bytes);
     return DART_OK;
   }
-  dart_ret_t ret = dart__gpu.ops->copy(dst, src, bytes, NULL);
-  return ret == DART_OK ? dart__gpu.ops->stream_sync(NULL) : ret;
+  dart_ret_t ret = dart__gpu.ops->copy(__func__, dst, src, bytes, NULL);
+  return ret == DART_OK ? dart__gpu.ops->stream_sync(__func__, NULL) : ret;
 }

@@ -28,38 +28,42 @@ typedef struct dart__gpu_export {
  * A device backend: CUDA (device_cuda.c), or emulated devices of host
  * memory that only these operations touch (device_emu.c), so that
  * everything above runs and is tested without a GPU. Streams are the
- * backend's (NULL: its default stream). Each function logs its failures.
+ * backend's (NULL: its default stream). Each function logs its failures,
+ * as func (the public function; a->func for atomics).
  */
 typedef struct {
   const char *name;
   /* the devices this process sees (0: none, said at info level) */
   int (*count)(void);
-  dart_ret_t (*set_device)(int device);
-  dart_ret_t (*alloc)(size_t bytes, void **ptr);
+  dart_ret_t (*set_device)(const char *func, int device);
+  dart_ret_t (*alloc)(const char *func, size_t bytes, void **ptr);
   void (*free)(void *ptr);
   /* memory of a device (ours or mapped from a peer), not the host's */
   bool (*is_device)(const void *ptr);
   /* the address at which UCX reaches this unit's device memory at ptr */
   void *(*ucx_addr)(void *ptr);
   /* for [ptr, ptr + bytes) of this unit's device memory */
-  dart_ret_t (*export_mem)(void *ptr, size_t bytes, dart__gpu_export_t *out);
+  dart_ret_t (*export_mem)(const char *func, void *ptr, size_t bytes,
+                           dart__gpu_export_t *out);
   /* maps a node peer's export: *base is its allocation's start here */
-  dart_ret_t (*open)(const dart__gpu_export_t *e, void **base);
+  dart_ret_t (*open)(const char *func, const dart__gpu_export_t *e,
+                     void **base);
   void (*close)(void *base);
   /* bytes between any memory this process reaches, behind stream's work */
-  dart_ret_t (*copy)(void *dst, const void *src, size_t bytes, void *stream);
-  dart_ret_t (*stream_create)(void **stream);
+  dart_ret_t (*copy)(const char *func, void *dst, const void *src,
+                     size_t bytes, void *stream);
+  dart_ret_t (*stream_create)(const char *func, void **stream);
   void (*stream_destroy)(void *stream);
-  dart_ret_t (*stream_sync)(void *stream);
+  dart_ret_t (*stream_sync)(const char *func, void *stream);
   /* a new event behind the work on stream so far; waiting for it; and
    * destroying it (waited for or not) */
-  dart_ret_t (*event_record)(void *stream, void **event);
-  dart_ret_t (*event_sync)(void *event);
+  dart_ret_t (*event_record)(const char *func, void *stream, void **event);
+  dart_ret_t (*event_sync)(const char *func, void *event);
   void (*event_destroy)(void *event);
   /* a on device memory at p, complete on return */
   dart_ret_t (*atomic)(const dart__atomic_t *a, char *p, void *stream);
   /* pinned host memory for staging (plain host memory where not pinned) */
-  dart_ret_t (*host_alloc)(size_t bytes, void **ptr);
+  dart_ret_t (*host_alloc)(const char *func, size_t bytes, void **ptr);
   void (*host_free)(void *ptr);
   /* releases what the backend kept (at dart_exit) */
   void (*fini)(void);
@@ -99,12 +103,12 @@ void dart__gpu__fini(void);
 void dart__gpu__print_info(FILE *out);
 
 /* The internal stream to global unit, created on first use. */
-dart_ret_t dart__gpu__stream(int gunit, void **stream);
+dart_ret_t dart__gpu__stream(const char *func, int gunit, void **stream);
 /* Completes every device copy this unit started (dart_flush_all, frees). */
-dart_ret_t dart__gpu__flush_all(void);
+dart_ret_t dart__gpu__flush_all(const char *func);
 /* A handle's event (onesided/path_ipc.c): waits for its copies and
  * destroys it; or only destroys it (a handle freed without a wait). */
-dart_ret_t dart__gpu__event_wait(void *event);
+dart_ret_t dart__gpu__event_wait(const char *func, void *event);
 void dart__gpu__event_drop(void *event);
 
 /* A put or get whose local buffer is device memory, along a host path to

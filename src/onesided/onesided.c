@@ -479,7 +479,7 @@ static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
   if (h->event != NULL) {
     void *event = h->event;
     h->event = NULL; /* waited for, or gone with a failure */
-    ret = dart__gpu__event_wait(event);
+    ret = dart__gpu__event_wait(func, event);
   } else if (team != NULL) {
     ret = local && h->is_put ? path->flush_local(func, team, h->unit)
                              : path->flush(func, team, h->unit);

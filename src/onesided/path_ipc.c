@@ -16,27 +16,28 @@ static dart_ret_t ipc_xfer(const dart__xfer_t *x, bool is_put,
   const dart__target_t *t = x->target;
   char *part;
   void *stream;
-  dart_ret_t ret = dart__globmem__device_part(t->seg, t->unit, &part);
+  dart_ret_t ret = dart__globmem__device_part(x->func, t->seg, t->unit, &part);
   if (ret != DART_OK) return ret;
-  if ((ret = dart__gpu__stream(t->team->members[t->unit], &stream)) !=
-          DART_OK ||
+  if ((ret = dart__gpu__stream(x->func, t->team->members[t->unit],
+                               &stream)) != DART_OK ||
       (ret = dart__gpu__copy_runs(x, is_put, part + t->offset, stream)) !=
           DART_OK)
     return ret;
-  if (mode == DART__MODE_BLOCKING) return dart__gpu.ops->stream_sync(stream);
+  if (mode == DART__MODE_BLOCKING)
+    return dart__gpu.ops->stream_sync(x->func, stream);
   if (mode == DART__MODE_HANDLE) {
     dart_handle_t h =
         dart__onesided__handle_new(t->team, t->unit, DART__PATH_IPC, is_put);
     if (h == NULL) {
       DART_LOG_ERROR_IN(x->func, "out of memory for a handle");
       ret = DART_ERR_NOMEM;
-    } else if ((ret = dart__gpu.ops->event_record(stream, &h->event)) !=
-               DART_OK) {
+    } else if ((ret = dart__gpu.ops->event_record(x->func, stream,
+                                                  &h->event)) != DART_OK) {
       dart__onesided__handle_release(h);
     }
     if (ret != DART_OK) {
       /* nothing half-done: the copies complete before the error returns */
-      dart__gpu.ops->stream_sync(stream);
+      dart__gpu.ops->stream_sync(x->func, stream);
       return ret;
     }
     *handle = h;
@@ -59,10 +60,9 @@ static dart_ret_t ipc_get(const dart__xfer_t *x, dart__mode_t mode,
 static dart_ret_t ipc_flush(const char *func, dart__team_t *team,
                             int unit)
 {
-  (void)func; /* the backend logs its failures */
   void *stream;
-  dart_ret_t ret = dart__gpu__stream(team->members[unit], &stream);
-  return ret == DART_OK ? dart__gpu.ops->stream_sync(stream) : ret;
+  dart_ret_t ret = dart__gpu__stream(func, team->members[unit], &stream);
+  return ret == DART_OK ? dart__gpu.ops->stream_sync(func, stream) : ret;
 }
 
 /* Behind the unit's earlier copies, as a kernel on its stream. */
@@ -71,9 +71,9 @@ static dart_ret_t ipc_atomic(const dart__atomic_t *a)
   const dart__target_t *t = a->target;
   char *part;
   void *stream;
-  dart_ret_t ret = dart__globmem__device_part(t->seg, t->unit, &part);
+  dart_ret_t ret = dart__globmem__device_part(a->func, t->seg, t->unit, &part);
   if (ret == DART_OK)
-    ret = dart__gpu__stream(t->team->members[t->unit], &stream);
+    ret = dart__gpu__stream(a->func, t->team->members[t->unit], &stream);
   return ret == DART_OK ? dart__gpu.ops->atomic(a, part + t->offset, stream)
                         : ret;
 }
@@ -92,9 +92,8 @@ static dart_ret_t ipc_reach(const char *func, const dart__reach_t *q,
 /* every device stream this unit copies on (one per target unit) */
 static dart_ret_t ipc_flush_all(const char *func, dart__team_t *team)
 {
-  (void)func; /* the backend logs its failures */
   (void)team;
-  return dart__gpu__flush_all();
+  return dart__gpu__flush_all(func);
 }
 
 const dart__path_ops_t dart__path_ipc = {.reach = ipc_reach,

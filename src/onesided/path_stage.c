@@ -194,19 +194,24 @@ static char *request_target(const request_t *r)
   return seg->mybase + r->offset;
 }
 
-static dart_ret_t copy_on(void *dst, const void *src, size_t bytes,
-                          void **stream)
+/* What the device backend's failures on the target's side are logged as:
+ * no call of this unit's asked for them. */
+#define SERVING "a staged transfer for another unit"
+
+static dart_ret_t copy_on(const char *func, void *dst, const void *src,
+                          size_t bytes, void **stream)
 {
   dart_ret_t ret = DART_OK;
-  if (*stream == NULL) ret = dart__gpu.ops->stream_create(stream);
-  return ret == DART_OK ? dart__gpu.ops->copy(dst, src, bytes, *stream) : ret;
+  if (*stream == NULL) ret = dart__gpu.ops->stream_create(func, stream);
+  return ret == DART_OK ? dart__gpu.ops->copy(func, dst, src, bytes, *stream)
+                        : ret;
 }
 
-static dart_ret_t copy_sync(void *dst, const void *src, size_t bytes,
-                            void **stream)
+static dart_ret_t copy_sync(const char *func, void *dst, const void *src,
+                            size_t bytes, void **stream)
 {
-  dart_ret_t ret = copy_on(dst, src, bytes, stream);
-  return ret == DART_OK ? dart__gpu.ops->stream_sync(*stream) : ret;
+  dart_ret_t ret = copy_on(func, dst, src, bytes, stream);
+  return ret == DART_OK ? dart__gpu.ops->stream_sync(func, *stream) : ret;
 }
 
 /* Pinned memory for a request: the spare when it is large enough. */
@@ -217,7 +222,8 @@ static char *host_take(size_t bytes, size_t *size)
     h = stage.spare;
     *size = stage.spare_size;
     stage.spare = NULL;
-  } else if (dart__gpu.ops->host_alloc(bytes, (void **)&h) == DART_OK) {
+  } else if (dart__gpu.ops->host_alloc(SERVING, bytes, (void **)&h) ==
+             DART_OK) {
     *size = bytes;
   }
   return h;
@@ -276,7 +282,8 @@ static pending_t *start(const request_t *r, int src)
     uint64_t at = (uint64_t)k * CHUNK;
     size_t bytes = chunk_len(r->bytes, k);
     if (p->trailer == DART_OK &&
-        copy_sync(p->host + at, p->dev + at, bytes, &stage.stream) != DART_OK)
+        copy_sync(SERVING, p->host + at, p->dev + at, bytes,
+                  &stage.stream) != DART_OK)
       p->trailer = DART_ERR_OTHER; /* logged; the chunks still go */
     MPI_Isend(p->host + at, (int)bytes, MPI_BYTE, src, TAG_GET_DATA,
               stage.comm, &p->reqs[k]);
@@ -299,13 +306,14 @@ static bool advance(pending_t *p)
       uint64_t at = (uint64_t)p->copied * CHUNK;
       size_t bytes = chunk_len(p->r.bytes, p->copied);
       if (p->status == DART_OK &&
-          copy_on(p->dev + at, p->host + at, bytes, &stage.stream) != DART_OK)
+          copy_on(SERVING, p->dev + at, p->host + at, bytes, &stage.stream) !=
+              DART_OK)
         p->status = DART_ERR_OTHER;
       p->copied++;
     }
     if (p->copied < p->nreqs) return false;
     if (p->status == DART_OK &&
-        dart__gpu.ops->stream_sync(stage.stream) != DART_OK)
+        dart__gpu.ops->stream_sync(SERVING, stage.stream) != DART_OK)
       p->status = DART_ERR_OTHER;
     MPI_Isend(&p->status, 1, MPI_INT, p->src, TAG_ACK, stage.comm,
               &p->reqs[p->nreqs]);
@@ -361,13 +369,13 @@ typedef struct {
 } origin_t;
 
 /* The origin's pinned buffer of at least bytes (origin lock held). */
-static dart_ret_t origin_buffer(size_t bytes)
+static dart_ret_t origin_buffer(const char *func, size_t bytes)
 {
   if (bytes <= stage.buf_size) return DART_OK;
   if (stage.buf) dart__gpu.ops->host_free(stage.buf);
   stage.buf = NULL;
   stage.buf_size = 0;
-  dart_ret_t ret = dart__gpu.ops->host_alloc(bytes, (void **)&stage.buf);
+  dart_ret_t ret = dart__gpu.ops->host_alloc(func, bytes, (void **)&stage.buf);
   if (ret == DART_OK) stage.buf_size = bytes;
   return ret;
 }
@@ -387,7 +395,7 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
   char *host = local;
   dart_ret_t ret;
   if (o->local_device) {
-    if ((ret = origin_buffer(bytes)) != DART_OK) return ret;
+    if ((ret = origin_buffer(func, bytes)) != DART_OK) return ret;
     host = stage.buf;
   }
   MPI_Request head[2], *reqs = malloc((size_t)n * sizeof *reqs);
@@ -414,7 +422,7 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
       size_t at = (size_t)k * CHUNK;
       size_t len = chunk_len(bytes, k);
       if (o->local_device && local_ret == DART_OK)
-        local_ret = copy_sync(host + at, local + at, len,
+        local_ret = copy_sync(func, host + at, local + at, len,
                               &stage.origin_stream);
       if (MPI_Isend(host + at, (int)len, MPI_BYTE, o->dest, TAG_PUT_DATA,
                     stage.comm, &reqs[k]) != MPI_SUCCESS)
@@ -443,10 +451,11 @@ static dart_ret_t run(origin_t *o, char *local, uint64_t offset, size_t bytes)
       if ((ret = dart__progress__wait(func, 1, &reqs[k])) != DART_OK)
         local_ret = ret;
       if (o->local_device && local_ret == DART_OK)
-        local_ret = copy_on(local + at, host + at, len, &stage.origin_stream);
+        local_ret = copy_on(func, local + at, host + at, len,
+                            &stage.origin_stream);
     }
     if (o->local_device && local_ret == DART_OK)
-      local_ret = dart__gpu.ops->stream_sync(stage.origin_stream);
+      local_ret = dart__gpu.ops->stream_sync(func, stage.origin_stream);
     if ((ret = dart__progress__wait(func, 1, &tail)) != DART_OK)
       local_ret = ret;
     ret = local_ret != DART_OK ? local_ret : (dart_ret_t)trailer;

@@ -38,7 +38,7 @@ static dart_ret_t stream_xfer(const char *func, dart_gptr_t gptr, void *local,
   }
   if (nelem == 0) return DART_OK;
   if (r->path == DART__PATH_IPC &&
-      (ret = dart__globmem__device_part(target.seg, target.unit,
+      (ret = dart__globmem__device_part(func, target.seg, target.unit,
                                         &remote)) != DART_OK)
     return ret;
   dart__transport__count_op(r->path);
