@@ -116,12 +116,13 @@ void dart__globmem__pool_fini(void)
 {
   dart__team_t *all = dart__team__get(DART_TEAM_ALL);
   const dart__path_ops_t *remote = dart__transport__remote();
+  const dart__path_ops_t *mpi = dart__transport__paths[DART__PATH_MPI];
   for (int c = 0; c < pool.nchunks; c++) {
     chunk_t *chunk = &pool.chunk[c];
     dart__base__ralloc_destroy(&chunk->ra);
     if (c > 0) {
       if (chunk->mem) remote->mem_deregister(chunk->mem, chunk->packed);
-      if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, chunk->base);
+      if (all->segs.pool->attached) mpi->detach(all, chunk->base);
       munmap(chunk->base, chunk->map_size);
     }
   }
@@ -163,14 +164,13 @@ static int pool_grow(size_t bytes)
     DART_LOG_ERROR_IN(func, "cannot map %zu bytes", map_size);
     return -1;
   }
+  /* to DART_TEAM_ALL's window where the pool is attached: the window
+   * exists then, and attaching to it is not collective */
+  const dart__path_ops_t *mpi = dart__transport__paths[DART__PATH_MPI];
+  const bool attach = all->segs.pool->attached;
   MPI_Aint disp = 0;
-  if (all->win != MPI_WIN_NULL) {
-    if (MPI_Win_attach(all->win, base, (MPI_Aint)map_size) != MPI_SUCCESS) {
-      DART_LOG_ERROR_IN(func, "MPI_Win_attach of %zu bytes failed", map_size);
-      goto fail_map;
-    }
-    MPI_Get_address(base, &disp);
-  }
+  if (attach && mpi->attach(func, all, base, map_size, &disp) != DART_OK)
+    goto fail_map; /* logged */
   size_t key_len = 0;
   if (keyed) {
     if (remote->mem_register(func, base, map_size, &chunk->mem,
@@ -206,7 +206,7 @@ fail_key:
   if (chunk->mem) remote->mem_deregister(chunk->mem, chunk->packed);
   memset(chunk, 0, sizeof *chunk);
 fail_attach:
-  if (all->win != MPI_WIN_NULL) MPI_Win_detach(all->win, base);
+  if (attach) mpi->detach(all, base);
 fail_map:
   munmap(base, map_size);
   return -1;
@@ -445,7 +445,7 @@ dart_ret_t dart__globmem__pool_resolve(const char *func, dart_gptr_t gptr,
   if ((ret = dart__transport__route(func, &q, route)) != DART_OK) return ret;
   /* every unit's atomics on a chunk take MPI (see the top); the owner's
    * CPU atomics would not be atomic with them */
-  route->atomics = dart__team__get(DART_TEAM_ALL)->win != MPI_WIN_NULL
+  route->atomics = dart__team__get(DART_TEAM_ALL)->segs.pool->attached
                        ? DART__PATH_MPI
                        : DART__PATH_SHM;
   if (offset > route->size || span > route->size - offset) goto out_of_bounds;

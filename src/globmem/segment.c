@@ -36,7 +36,8 @@ void dart__globmem__segtab_fini(dart__team_t *team)
 static void seg_release(dart__segment_t *seg)
 {
   /* detached before UCX frees a part it allocated */
-  if (seg->attached) MPI_Win_detach(seg->team->win, seg->mybase);
+  if (seg->attached)
+    dart__transport__paths[DART__PATH_MPI]->detach(seg->team, seg->mybase);
   if (seg->transport) dart__transport__remote()->seg_release(seg);
   if (seg->memkind == DART_MEMKIND_CUDA) dart__globmem__device_release(seg);
   if (seg->shm_win != MPI_WIN_NULL) MPI_Win_free(&seg->shm_win);
@@ -176,17 +177,11 @@ static dart_ret_t attach_part(const char *func, dart__segment_t *seg,
       ((seg->remote && dart__transport__remote()->seg_register == NULL) ||
        seg->kind == DART__SEG_POOL);
   if (!needs_win) return DART_OK;
-  dart_ret_t ret = dart__team__ensure_window(team);
-  if (ret != DART_OK || seg->mysize == 0) return ret;
-  if (MPI_Win_attach(team->win, seg->mybase, (MPI_Aint)seg->mysize) !=
-      MPI_SUCCESS) {
-    DART_LOG_ERROR_IN(func, "MPI_Win_attach of %zu bytes failed",
-                      seg->mysize);
-    return DART_ERR_OTHER;
-  }
-  seg->attached = true;
-  MPI_Get_address(seg->mybase, disp);
-  return DART_OK;
+  /* on every unit, an empty part too: the window is made collectively */
+  dart_ret_t ret = dart__transport__paths[DART__PATH_MPI]->attach(
+      func, team, seg->mybase, seg->mysize, disp);
+  if (ret == DART_OK) seg->attached = seg->mysize > 0;
+  return ret;
 }
 
 /*

@@ -3,16 +3,107 @@
  * memory node peers cannot load/store). Transfers are cut into pieces of at
  * most 1 GiB, so counts fit MPI's int at any size.
  *
+ * The windows are this file's own: a team gets one on first need (the
+ * attach slot, collective), locked for its lifetime, and loses it at its
+ * release, after its segments have detached. Nothing else names them.
+ *
  * Gets and local flushes complete with MPI_Win_flush: Open MPI 4.1's
  * osc/pt2pt can wait forever in MPI_Win_flush_local while a get is
  * outstanding, and remote completion implies local completion.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/runtime.h"
 #include "onesided/onesided.h"
 
 #define PIECE_BYTES ((size_t)1 << 30)
+
+/* A team's window: team->paths[DART__PATH_MPI], NULL until first need. */
+typedef struct mpi_team {
+  MPI_Win win;
+  bool separate;         /* MPI_WIN_SEPARATE: direct access needs Win_sync */
+  struct mpi_team *next; /* in mpi.teams */
+  size_t words;          /* of dirty */
+  /* a bit per unit with operations issued since its last flush (atomic:
+   * other threads may issue while one flushes) */
+  _Atomic uint64_t dirty[];
+} mpi_team_t;
+
+static struct {
+  mpi_team_t *teams; /* every team's window */
+  /* how many: MPI's one-sided operations may need this unit inside MPI
+   * while there is one (mpi_poll, on the progress thread too) */
+  atomic_int windows;
+} mpi;
+
+static inline mpi_team_t *win_of(const dart__team_t *team)
+{
+  return team->paths[DART__PATH_MPI];
+}
+
+/* Marks unit as the target of an operation that waits for a flush;
+ * unmark before flushing the unit alone. */
+static inline void mark_dirty(mpi_team_t *w, int unit)
+{
+  _Atomic uint64_t *word = &w->dirty[unit / 64];
+  const uint64_t bit = UINT64_C(1) << (unit % 64);
+  if (!(atomic_load_explicit(word, memory_order_relaxed) & bit))
+    atomic_fetch_or_explicit(word, bit, memory_order_relaxed);
+}
+
+static inline void unmark_dirty(mpi_team_t *w, int unit)
+{
+  _Atomic uint64_t *word = &w->dirty[unit / 64];
+  const uint64_t bit = UINT64_C(1) << (unit % 64);
+  if (atomic_load_explicit(word, memory_order_relaxed) & bit)
+    atomic_fetch_and_explicit(word, ~bit, memory_order_relaxed);
+}
+
+/* Orders this unit's direct loads and stores of its part of the window
+ * against others' RMA on it. In the separate memory model that takes
+ * MPI_Win_sync; in the unified one (Open MPI, MPICH) the copies are one and
+ * a memory fence orders them: MPI_Win_sync would also enter MPI's
+ * progress, which yields the core when units outnumber cores (3x the cost
+ * of a node barrier then). */
+static dart_ret_t sync_window(const char *func, const mpi_team_t *w)
+{
+  if (w->separate) DART__MPI_CHECK_IN(func, MPI_Win_sync(w->win));
+  else dart__base__fence();
+  return DART_OK;
+}
+
+/* Up to this many units with operations outstanding are flushed one by
+ * one: Open MPI's osc/pt2pt MPI_Win_flush_all makes a round trip to every
+ * unit of the window, dirty or not. More take one MPI_Win_flush_all, which
+ * RDMA transports complete at once for all. */
+#define FLUSH_EACH_MAX 4
+
+/* Completes the operations issued on the window since their units' last
+ * flush (none: returns at once), and syncs it with direct access. */
+static dart_ret_t flush_window(const char *func, mpi_team_t *w)
+{
+  int dirty = 0;
+  for (size_t i = 0; i < w->words; i++)
+    dirty += __builtin_popcountll(
+        atomic_load_explicit(&w->dirty[i], memory_order_relaxed));
+  if (dirty == 0) return DART_OK; /* nothing went through MPI */
+  /* each bit is cleared before its flush: an operation issued meanwhile
+   * marks its unit again */
+  for (size_t i = 0; i < w->words; i++) {
+    uint64_t bits = atomic_exchange_explicit(&w->dirty[i], 0,
+                                             memory_order_relaxed);
+    /* a full flush for local completion too: see the top */
+    for (; bits != 0 && dirty <= FLUSH_EACH_MAX; bits &= bits - 1)
+      DART__MPI_CHECK_IN(func,
+                         MPI_Win_flush((int)(i * 64) + __builtin_ctzll(bits),
+                                       w->win));
+  }
+  if (dirty > FLUSH_EACH_MAX)
+    DART__MPI_CHECK_IN(func, MPI_Win_flush_all(w->win));
+  /* direct loads and stores of our own part against others' RMA */
+  return sync_window(func, w);
+}
 
 static size_t gcd(size_t a, size_t b)
 {
@@ -31,16 +122,16 @@ static size_t layout_offset(const dart__dtype_t *t, size_t n)
   return (t->contiguous ? n : n / t->num_elem * t->extent) * t->elem_size;
 }
 
-/* The end of a started transfer to unit of team: complete for a blocking
+/* The end of a started transfer to unit of w: complete for a blocking
  * one, else owed to the unit's next flush (and handed out as h). */
-static dart_ret_t finish(const char *func, dart__team_t *team, int unit,
+static dart_ret_t finish(const char *func, mpi_team_t *w, int unit,
                          dart__mode_t mode, dart_handle_t h,
                          dart_handle_t *handle)
 {
   if (mode == DART__MODE_BLOCKING) {
-    DART__MPI_CHECK_IN(func, MPI_Win_flush(unit, team->win));
+    DART__MPI_CHECK_IN(func, MPI_Win_flush(unit, w->win));
   } else {
-    dart__team__mark_dirty(team, unit);
+    mark_dirty(w, unit);
     if (h) *handle = h;
   }
   return DART_OK;
@@ -51,6 +142,7 @@ static dart_ret_t mpi_contig(const char *func, const dart__target_t *t,
                              dart__mode_t mode, dart_handle_t *handle)
 {
   dart__team_t *team = t->team;
+  mpi_team_t *w = win_of(team);
   dart_handle_t h = NULL;
   if (mode == DART__MODE_HANDLE &&
       (h = dart__onesided__handle_new(team, t->unit, DART__PATH_MPI,
@@ -59,16 +151,16 @@ static dart_ret_t mpi_contig(const char *func, const dart__target_t *t,
   MPI_Aint at = t->route->disp + (MPI_Aint)t->offset;
   int count = (int)bytes;
   int ret = is_put ? MPI_Put(local, count, MPI_BYTE, t->unit, at, count,
-                             MPI_BYTE, team->win)
+                             MPI_BYTE, w->win)
                    : MPI_Get(local, count, MPI_BYTE, t->unit, at, count,
-                             MPI_BYTE, team->win);
+                             MPI_BYTE, w->win);
   if (ret != MPI_SUCCESS) {
     DART_LOG_ERROR_IN(func, "MPI_%s to unit %d of team %d failed",
                       is_put ? "Put" : "Get", t->unit, team->id);
     if (h) dart__onesided__handle_release(h);
     return DART_ERR_OTHER;
   }
-  return finish(func, team, t->unit, mode, h, handle);
+  return finish(func, w, t->unit, mode, h, handle);
 }
 
 static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
@@ -76,6 +168,7 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
 {
   const dart__target_t *t = x->target;
   dart__team_t *team = t->team;
+  mpi_team_t *w = win_of(team);
   const dart__dtype_t *lt = x->local_t, *rt = x->remote_t;
   /* elements per piece: whole instances on both sides, about 1 GiB (the
    * divisions, each tens of cycles, only where there are several pieces;
@@ -103,9 +196,9 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
     char *local = (char *)x->local + layout_offset(lt, first);
     MPI_Aint at = disp + (MPI_Aint)layout_offset(rt, first);
     int ret = is_put ? MPI_Put(local, lcount, ltype, t->unit, at, rcount,
-                               rtype, team->win)
+                               rtype, w->win)
                      : MPI_Get(local, lcount, ltype, t->unit, at, rcount,
-                               rtype, team->win);
+                               rtype, w->win);
     if (ret != MPI_SUCCESS) {
       DART_LOG_ERROR_IN(x->func, "MPI_%s to unit %d of team %d failed",
                         is_put ? "Put" : "Get", t->unit, team->id);
@@ -113,7 +206,7 @@ static dart_ret_t mpi_xfer(const dart__xfer_t *x, bool is_put,
       return DART_ERR_OTHER;
     }
   }
-  return finish(x->func, team, t->unit, mode, h, handle);
+  return finish(x->func, w, t->unit, mode, h, handle);
 }
 
 static dart_ret_t mpi_put(const dart__xfer_t *x, dart__mode_t mode,
@@ -131,10 +224,11 @@ static dart_ret_t mpi_get(const dart__xfer_t *x, dart__mode_t mode,
 static dart_ret_t mpi_flush(const char *func, dart__team_t *team,
                             int unit)
 {
-  dart__team__unmark_dirty(team, unit);
-  DART__MPI_CHECK_IN(func, MPI_Win_flush(unit, team->win));
+  mpi_team_t *w = win_of(team);
+  unmark_dirty(w, unit);
+  DART__MPI_CHECK_IN(func, MPI_Win_flush(unit, w->win));
   /* direct loads and stores of our own part against others' RMA */
-  return dart__team__sync_window(team);
+  return sync_window(func, w);
 }
 
 /*
@@ -164,7 +258,7 @@ static dart_ret_t mpi_rmw_block(const dart__atomic_t *a, size_t first,
                                 size_t n)
 {
   const dart__target_t *t = a->target;
-  MPI_Win win = t->team->win;
+  MPI_Win win = win_of(t->team)->win;
   MPI_Datatype type = cas_type(a->size);
   MPI_Aint disp = t->route->disp + (MPI_Aint)(t->offset + first * a->size);
   /* one element per 8-byte slot, in its first a->size bytes */
@@ -212,7 +306,8 @@ static dart_ret_t mpi_rmw_block(const dart__atomic_t *a, size_t first,
 static dart_ret_t mpi_atomic(const dart__atomic_t *a)
 {
   const dart__target_t *t = a->target;
-  MPI_Win win = t->team->win;
+  const mpi_team_t *w = win_of(t->team);
+  MPI_Win win = w->win;
   if (__builtin_expect(!dart__rt.mpi_cas_ok, 0)) {
     DART_LOG_ERROR_IN(a->func, "no atomics through MPI: its one-sided "
                                "component crashes in MPI_Compare_and_swap "
@@ -234,22 +329,113 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
   }
   /* an atomic often publishes data (a flag): direct loads of our own part
    * that follow it must see what came before it */
-  return dart__team__sync_window(t->team);
+  return sync_window(a->func, w);
 }
 
 static dart_ret_t mpi_flush_all(const char *func, dart__team_t *team)
 {
-  (void)func; /* dart__team__flush_window logs its failures */
-  return team ? dart__team__flush_window(team) : dart__team__flush_windows();
+  if (team != NULL)
+    return win_of(team) ? flush_window(func, win_of(team)) : DART_OK;
+  for (mpi_team_t *w = mpi.teams; w; w = w->next) {
+    dart_ret_t ret = flush_window(func, w);
+    if (ret != DART_OK) return ret;
+  }
+  return DART_OK;
 }
 
+/* Collective: gives team its window if it has none yet. */
+static dart_ret_t ensure_window(const char *func, dart__team_t *team)
+{
+  if (win_of(team) != NULL) return DART_OK;
+  const size_t words = ((size_t)team->size + 63) / 64;
+  mpi_team_t *w = calloc(1, sizeof *w + words * sizeof w->dirty[0]);
+  if (w == NULL) {
+    DART_LOG_ERROR_IN(func, "out of memory for the window of team %d",
+                      team->id);
+    return DART_ERR_NOMEM;
+  }
+  if (MPI_Win_create_dynamic(MPI_INFO_NULL, team->comm, &w->win) !=
+      MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Win_create_dynamic failed on team %d",
+                      team->id);
+    free(w);
+    return DART_ERR_OTHER;
+  }
+  if (MPI_Win_lock_all(MPI_MODE_NOCHECK, w->win) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Win_lock_all failed on team %d", team->id);
+    MPI_Win_free(&w->win);
+    free(w);
+    return DART_ERR_OTHER;
+  }
+  int *model, found;
+  MPI_Win_get_attr(w->win, MPI_WIN_MODEL, &model, &found);
+  w->separate = !found || *model != MPI_WIN_UNIFIED;
+  w->words = words;
+  DART_LOG_DEBUG("team %d has a dynamic window now (%s model)", team->id,
+                 w->separate ? "separate" : "unified");
+  w->next = mpi.teams;
+  mpi.teams = w;
+  team->paths[DART__PATH_MPI] = w;
+  atomic_fetch_add_explicit(&mpi.windows, 1, memory_order_relaxed);
+  return DART_OK;
+}
+
+static dart_ret_t mpi_attach(const char *func, dart__team_t *team,
+                             void *base, size_t len, MPI_Aint *disp)
+{
+  dart_ret_t ret = ensure_window(func, team);
+  if (ret != DART_OK) return ret;
+  MPI_Aint at = 0;
+  if (len > 0) {
+    if (MPI_Win_attach(win_of(team)->win, base, (MPI_Aint)len) !=
+        MPI_SUCCESS) {
+      DART_LOG_ERROR_IN(func, "MPI_Win_attach of %zu bytes failed", len);
+      return DART_ERR_OTHER;
+    }
+    MPI_Get_address(base, &at);
+  }
+  *disp = at;
+  return DART_OK;
+}
+
+static void mpi_detach(dart__team_t *team, void *base)
+{
+  MPI_Win_detach(win_of(team)->win, base);
+}
+
+static dart_ret_t mpi_sync(const char *func)
+{
+  dart_ret_t ret = DART_OK;
+  for (mpi_team_t *w = mpi.teams; w && ret == DART_OK; w = w->next)
+    ret = sync_window(func, w);
+  return ret;
+}
+
+/* A team's release (dart__team__on_release): its window, after its
+ * segments, which detach from it, have gone. */
+static void team_release(dart__team_t *team)
+{
+  mpi_team_t *w = win_of(team);
+  if (w == NULL) return;
+  MPI_Win_unlock_all(w->win);
+  MPI_Win_free(&w->win);
+  atomic_fetch_sub_explicit(&mpi.windows, 1, memory_order_relaxed);
+  for (mpi_team_t **link = &mpi.teams; *link; link = &(*link)->next) {
+    if (*link == w) {
+      *link = w->next;
+      break;
+    }
+  }
+  free(w);
+  team->paths[DART__PATH_MPI] = NULL;
+}
 
 /* MPI's one-sided operations may wait for their target to enter MPI (Open
  * MPI's osc/pt2pt serves them from its progress engine): where a team has
  * a dynamic window, a probe lets it in. It costs ten small transfers. */
 static unsigned mpi_poll(void)
 {
-  if (atomic_load_explicit(&dart__team__windows, memory_order_relaxed) > 0) {
+  if (atomic_load_explicit(&mpi.windows, memory_order_relaxed) > 0) {
     int flag;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dart__rt.comm, &flag,
                MPI_STATUS_IGNORE);
@@ -272,6 +458,9 @@ static dart_ret_t mpi_reach(const char *func, const dart__reach_t *q,
 
 static dart_ret_t mpi_init(void)
 {
+  /* added after the release functions of globmem (runtime/init.c), so a
+   * team's segments detach before its window goes */
+  dart__team__on_release(team_release);
   return dart__progress__add("dart_init", &mpi_progress);
 }
 
@@ -288,4 +477,7 @@ const dart__path_ops_t dart__path_mpi = {
     .flush = mpi_flush,
     .flush_local = mpi_flush,
     .flush_all = mpi_flush_all,
+    .attach = mpi_attach,
+    .detach = mpi_detach,
+    .sync = mpi_sync,
     .atomic = mpi_atomic};

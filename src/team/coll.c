@@ -132,7 +132,7 @@ dart_ret_t dart_barrier(dart_team_t teamid)
   /* what this unit wrote, by any path, is visible once all have arrived */
   dart__transport__acc_complete();
   dart_ret_t ret = dart__transport__flush_all(func, NULL);
-  if (ret == DART_OK) ret = dart__team__sync_windows();
+  if (ret == DART_OK) ret = dart__transport__sync(func);
   if (ret != DART_OK) return ret;
   dart__base__fence();
   if (team->size == 1) return DART_OK; /* nobody to meet */
@@ -140,7 +140,7 @@ dart_ret_t dart_barrier(dart_team_t teamid)
   dart__base__fence();
   if (ret != DART_OK) return ret;
   /* what others put here before the barrier, for our direct loads */
-  return dart__team__sync_windows();
+  return dart__transport__sync(func);
 }
 
 dart_ret_t dart_bcast(void *buf, size_t nelem, dart_datatype_t dtype,

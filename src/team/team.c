@@ -3,13 +3,11 @@
 #include <assert.h>
 #include <dart/dart_ext.h>
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/env.h"
-#include "base/fence.h"
 #include "base/runtime.h"
 #include "progress/progress.h"
 #include "team/group.h"
@@ -18,8 +16,6 @@
 
 dart__team_t *dart__team__table[DART__MAX_TEAMS];
 static int next_team_id;
-static dart__team_t *teams_with_win;
-atomic_int dart__team__windows;
 
 dart__team_t *dart__team__lookup(const char *func, dart_team_t id)
 {
@@ -87,7 +83,6 @@ static dart_ret_t team_setup(dart_team_t id, MPI_Comm comm,
   team->id = id;
   team->comm = comm;
   team->members = members;
-  team->win = MPI_WIN_NULL;
   team->node_comm = MPI_COMM_NULL;
   MPI_Comm_size(comm, &team->size);
   MPI_Comm_rank(comm, &team->myid);
@@ -123,22 +118,10 @@ static dart_ret_t team_setup(dart_team_t id, MPI_Comm comm,
   return DART_OK;
 }
 
-/* Frees what team_setup built and what was added since (not the segments). */
+/* Frees what team_setup built and what was added since (not what the
+ * release functions free: segments, the paths' state). */
 static void team_teardown(dart__team_t *team)
 {
-  if (team->win != MPI_WIN_NULL) {
-    MPI_Win_unlock_all(team->win);
-    MPI_Win_free(&team->win);
-    atomic_fetch_sub_explicit(&dart__team__windows, 1, memory_order_relaxed);
-    free(team->win_dirty);
-    for (dart__team_t **link = &teams_with_win; *link;
-         link = &(*link)->next_with_win) {
-      if (*link == team) {
-        *link = team->next_with_win;
-        break;
-      }
-    }
-  }
   dart__base__slots_destroy(&team->segs.alloc);
   dart__base__slots_destroy(&team->segs.reg);
   dart__team__barrier_fini(team);
@@ -147,93 +130,6 @@ static void team_teardown(dart__team_t *team)
   free(team->node_rank);
   free(team->members);
   free(team);
-}
-
-dart_ret_t dart__team__ensure_window(dart__team_t *team)
-{
-  if (team->win != MPI_WIN_NULL) return DART_OK;
-  MPI_Win win;
-  _Atomic uint64_t *dirty = calloc(((size_t)team->size + 63) / 64,
-                                   sizeof *dirty);
-  if (dirty == NULL) return DART_ERR_NOMEM;
-  if (MPI_Win_create_dynamic(MPI_INFO_NULL, team->comm, &win) !=
-      MPI_SUCCESS) {
-    DART_LOG_ERROR("MPI_Win_create_dynamic failed on team %d", team->id);
-    free(dirty);
-    return DART_ERR_OTHER;
-  }
-  if (MPI_Win_lock_all(MPI_MODE_NOCHECK, win) != MPI_SUCCESS) {
-    DART_LOG_ERROR("MPI_Win_lock_all failed on team %d", team->id);
-    MPI_Win_free(&win);
-    free(dirty);
-    return DART_ERR_OTHER;
-  }
-  int *model, found;
-  MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &found);
-  team->win_separate = !found || *model != MPI_WIN_UNIFIED;
-  DART_LOG_DEBUG("team %d has a dynamic window now (%s model)", team->id,
-                 team->win_separate ? "separate" : "unified");
-  team->win = win;
-  team->win_dirty = dirty;
-  team->next_with_win = teams_with_win;
-  teams_with_win = team;
-  atomic_fetch_add_explicit(&dart__team__windows, 1, memory_order_relaxed);
-  return DART_OK;
-}
-
-/* Up to this many units with operations outstanding are flushed one by
- * one: Open MPI's osc/pt2pt MPI_Win_flush_all makes a round trip to every
- * unit of the window, dirty or not. More take one MPI_Win_flush_all, which
- * RDMA transports complete at once for all. */
-#define FLUSH_EACH_MAX 4
-
-dart_ret_t dart__team__flush_window(dart__team_t *team)
-{
-  if (team->win == MPI_WIN_NULL) return DART_OK;
-  const size_t words = ((size_t)team->size + 63) / 64;
-  int dirty = 0;
-  for (size_t w = 0; w < words; w++)
-    dirty += __builtin_popcountll(
-        atomic_load_explicit(&team->win_dirty[w], memory_order_relaxed));
-  if (dirty == 0) return DART_OK; /* nothing went through MPI */
-  /* each bit is cleared before its flush: an operation issued meanwhile
-   * marks its unit again */
-  for (size_t w = 0; w < words; w++) {
-    uint64_t bits = atomic_exchange_explicit(&team->win_dirty[w], 0,
-                                             memory_order_relaxed);
-    /* a full flush for local completion too: see path_mpi.c */
-    for (; bits != 0 && dirty <= FLUSH_EACH_MAX; bits &= bits - 1)
-      DART__MPI_CHECK(MPI_Win_flush((int)(w * 64) + __builtin_ctzll(bits),
-                                    team->win));
-  }
-  if (dirty > FLUSH_EACH_MAX) DART__MPI_CHECK(MPI_Win_flush_all(team->win));
-  /* direct loads and stores of our own part against others' RMA */
-  return dart__team__sync_window(team);
-}
-
-dart_ret_t dart__team__flush_windows(void)
-{
-  dart_ret_t ret;
-  for (dart__team_t *team = teams_with_win; team; team = team->next_with_win) {
-    if ((ret = dart__team__flush_window(team)) != DART_OK) return ret;
-  }
-  return DART_OK;
-}
-
-dart_ret_t dart__team__sync_window(dart__team_t *team)
-{
-  if (team->win_separate) DART__MPI_CHECK(MPI_Win_sync(team->win));
-  else dart__base__fence();
-  return DART_OK;
-}
-
-dart_ret_t dart__team__sync_windows(void)
-{
-  dart_ret_t ret = DART_OK;
-  for (dart__team_t *team = teams_with_win; team && ret == DART_OK;
-       team = team->next_with_win)
-    ret = dart__team__sync_window(team);
-  return ret;
 }
 
 dart_ret_t dart__team__init_all(void)

@@ -200,6 +200,17 @@ typedef struct {
    * return */
   dart_ret_t (*flush_all)(const char *func, dart__team_t *team);
 
+  /* ---- memory others reach through a team's window ---- */
+  /* Collective over team on its first use there: gives the team its
+   * window (on every unit, len 0 too). Attaches len bytes at base, and
+   * *disp gets their displacement (len 0: nothing attached, *disp 0). */
+  dart_ret_t (*attach)(const char *func, dart__team_t *team, void *base,
+                       size_t len, MPI_Aint *disp);
+  void (*detach)(dart__team_t *team, void *base);
+  /* Orders this unit's direct loads and stores of its own memory with the
+   * path's remote operations on it, on every team (dart_barrier). */
+  dart_ret_t (*sync)(const char *func);
+
   /* ---- atomics ---- */
   /* complete on return, ordered (seq_cst) with what the caller does next;
    * except accumulates the UCX path starts (dart_communication.h) */
@@ -267,6 +278,9 @@ dart_ret_t dart__transport__route(const char *func, const dart__reach_t *q,
  * and a segment's end complete. Returns the first failure, after trying
  * every path. */
 dart_ret_t dart__transport__flush_all(const char *func, dart__team_t *team);
+/* Every path's sync: before and after dart_barrier meets the others.
+ * Stops at the first failure. */
+dart_ret_t dart__transport__sync(const char *func);
 extern _Atomic uint64_t dart__transport__path_ops[DART_PATH_COUNT];
 
 static inline void dart__transport__count_ops(int path, uint64_t n)
