@@ -6,6 +6,7 @@
  * atomic_apply.h.
  */
 #include <dart/dart_communication.h>
+#include <dart/dart_signal.h>
 #include <string.h>
 
 #include "base/runtime.h"
@@ -70,6 +71,16 @@ prepare(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
   dart_ret_t ret =
       dart__globmem__resolve(func, gptr, nelem * t->elem_size, target);
   if (ret != DART_OK) return ret;
+  /* a path without atomics (stage) refuses them before anything moves */
+  if (dart__transport__paths[target->route->atomics]->atomic == NULL) {
+    DART_LOG_ERROR_IN(func, "no atomics on unit %d's memory by path %s: "
+                            "device memory on another node needs a remote "
+                            "transport that moves it (a CUDA-aware UCX, "
+                            "DART_TRANSPORT=ucx, DART_GPU_UCX=1)",
+                      target->unit,
+                      dart_path_name((dart_path_t)target->route->atomics));
+    return DART_ERR_INVAL;
+  }
   /* in the owner's process; mappings elsewhere differ by whole pages */
   uint64_t addr = target->route->addr + target->offset;
   if (addr & (t->elem_size - 1)) { /* sizes are powers of two */
@@ -367,4 +378,56 @@ dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void *value,
                        1))
     return ret;
   return compare_and_swap_rest(gptr, value, compare, result, dtype);
+}
+
+/* ---- for other modules, and the fetching atomics with a handle ---- */
+
+dart_ret_t dart__onesided__atomic(const char *func, dart_gptr_t gptr,
+                                  dart__atomic_kind_t kind, const void *value,
+                                  const void *compare, void *result,
+                                  dart_datatype_t type, dart_operation_t op)
+{
+  return atomic(func, gptr, kind, value, compare, result, 1, type, op);
+}
+
+dart_ret_t dart__onesided__atomic_target(const char *func, dart_gptr_t gptr,
+                                         dart_datatype_t type,
+                                         dart__target_t *target)
+{
+  uint64_t unused;
+  const dart__dtype_t *t;
+  return prepare(func, gptr, DART__ATOMIC_FETCH_OP, NULL, NULL, &unused, 1,
+                 type, DART_OP_NO_OP, target, &t);
+}
+
+/* Complete at once on every path (the handle comes back as
+ * DART_HANDLE_NULL), with the atomicity of the blocking forms. */
+dart_ret_t dart_fetch_and_op_handle(dart_gptr_t gptr, const void *value,
+                                    void *result, dart_datatype_t dtype,
+                                    dart_operation_t op,
+                                    dart_handle_t *handle)
+{
+  DART__CHECK_INIT();
+  if (handle == NULL) {
+    DART_LOG_ERROR("handle is NULL");
+    return DART_ERR_INVAL;
+  }
+  *handle = DART_HANDLE_NULL;
+  return atomic(__func__, gptr, DART__ATOMIC_FETCH_OP, value, NULL, result, 1,
+                dtype, op);
+}
+
+dart_ret_t dart_compare_and_swap_handle(dart_gptr_t gptr, const void *value,
+                                        const void *compare, void *result,
+                                        dart_datatype_t dtype,
+                                        dart_handle_t *handle)
+{
+  DART__CHECK_INIT();
+  if (handle == NULL) {
+    DART_LOG_ERROR("handle is NULL");
+    return DART_ERR_INVAL;
+  }
+  *handle = DART_HANDLE_NULL;
+  return atomic(__func__, gptr, DART__ATOMIC_CAS, value, compare, result, 1,
+                dtype, DART_OP_REPLACE);
 }

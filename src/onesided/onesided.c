@@ -231,6 +231,16 @@ uncached_transfer(const char *func, dart_gptr_t gptr, void *local,
                          is_put, mode, handle);
 }
 
+dart_ret_t dart__onesided__transfer(const char *func, dart_gptr_t gptr,
+                                    void *local, size_t nelem,
+                                    dart_datatype_t local_type,
+                                    dart_datatype_t remote_type, bool is_put,
+                                    dart__mode_t mode, dart_handle_t *handle)
+{
+  return uncached_transfer(func, gptr, local, nelem, local_type, remote_type,
+                           is_put, mode, handle);
+}
+
 /*
  * Each public transfer function is the hot path, and for everything else
  * jumps to a twin of the same signature, out of line: with its arguments

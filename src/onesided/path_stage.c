@@ -525,16 +525,6 @@ static dart_ret_t stage_flush(const char *func, dart__team_t *team,
   return DART_OK;
 }
 
-static dart_ret_t stage_atomic(const dart__atomic_t *a)
-{
-  DART_LOG_ERROR_IN(a->func, "atomics on device memory of unit %d, on "
-                             "another node, need UCX to move device memory "
-                             "(a CUDA-aware UCX, DART_TRANSPORT=ucx, "
-                             "DART_GPU_UCX=1); it is staged here",
-                    a->target->unit);
-  return DART_ERR_INVAL;
-}
-
 /* device memory on another node, where the remote transport does not
  * move it itself */
 static dart_ret_t stage_reach(const char *func, const dart__reach_t *q,
@@ -553,5 +543,4 @@ const dart__path_ops_t dart__path_stage = {.init = stage_init,
                                            .put = stage_put,
                                            .get = stage_get,
                                            .flush = stage_flush,
-                                           .flush_local = stage_flush,
-                                           .atomic = stage_atomic};
+                                           .flush_local = stage_flush};

@@ -149,6 +149,9 @@ static void write_info(FILE *out)
   fprintf(out, "\n");
   fprintf(out, "  atomics: CPU atomics when a team is on one node, else %s\n",
           remote);
+  fprintf(out, "  signals (dart_signal.h): the put complete at its target, "
+               "then the word's atomic update; waits read their own words "
+               "(loads under CPU atomics, else the atomics path)\n");
   fprintf(out, "  queued accumulates (CPU atomics): %s\n",
           dart__rt.thread_level == DART_THREAD_MULTIPLE
               ? "none (DART_THREAD_MULTIPLE)"

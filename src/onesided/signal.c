@@ -1,0 +1,288 @@
+/*
+ * Point-to-point completion (dart_signal.h), over the paths' slots: a put
+ * with a signal is the put, complete at its target, then the signal's
+ * update, an atomic operation on the signal's segment's atomics path (the
+ * atomics rule holds for signal words as for any other). A wait reads the
+ * caller's own word: by an acquire load where this process loads and
+ * stores the memory (its own part, node peers' shared windows), else
+ * through the atomics path (a fetch of nothing), and between reads serves
+ * the others' operations.
+ */
+#include <dart/dart_signal.h>
+
+#include "base/runtime.h"
+#include "onesided/onesided.h"
+#include "transport/acc_queue.h"
+
+static bool op_valid(const char *func, dart_signal_op_t op)
+{
+  if (op == DART_SIGNAL_SET || op == DART_SIGNAL_ADD) return true;
+  DART_LOG_ERROR_IN(func, "signal operation %d is unknown", (int)op);
+  return false;
+}
+
+static bool cmp_valid(const char *func, dart_cmp_t cmp)
+{
+  if ((unsigned)cmp <= DART_CMP_LE) return true;
+  DART_LOG_ERROR_IN(func, "comparison %d is unknown", (int)cmp);
+  return false;
+}
+
+static bool compare(uint64_t word, dart_cmp_t cmp, uint64_t value)
+{
+  switch (cmp) {
+  case DART_CMP_EQ: return word == value;
+  case DART_CMP_NE: return word != value;
+  case DART_CMP_GT: return word > value;
+  case DART_CMP_GE: return word >= value;
+  case DART_CMP_LT: return word < value;
+  default: return word <= value; /* DART_CMP_LE: validated before */
+  }
+}
+
+/* Validates a signal word and resolves it (any unit's). */
+static dart_ret_t signal_target(const char *func, dart_gptr_t signal,
+                                dart__target_t *target)
+{
+  return dart__onesided__atomic_target(func, signal, DART_TYPE_ULONGLONG,
+                                       target);
+}
+
+/* Validates a signal word of the caller's own part. */
+static dart_ret_t own_signal(const char *func, dart_gptr_t signal)
+{
+  dart__target_t target;
+  dart_ret_t ret = signal_target(func, signal, &target);
+  if (ret != DART_OK) return ret;
+  if (target.unit != target.team->myid) {
+    DART_LOG_ERROR_IN(func, "the signal word is unit %d's of team %d, not "
+                            "the caller's own",
+                      target.unit, (int)target.team->id);
+    return DART_ERR_INVAL;
+  }
+  return DART_OK;
+}
+
+/* The word's value now (validated before). */
+static dart_ret_t read_word(const char *func, dart_gptr_t signal,
+                            uint64_t *value)
+{
+  dart__target_t target;
+  dart_ret_t ret = signal_target(func, signal, &target);
+  if (ret != DART_OK) return ret;
+  const dart__route_t *r = target.route;
+  /* host memory this process loads: a word that the network's or MPI's
+   * atomics update is loaded too (a read excludes no update), once the
+   * path's updates are ordered before the load (MPI_Win_sync in MPI's
+   * separate memory model) */
+  if (dart__path_load_store(r->path)) {
+    if (!dart__path_load_store(r->atomics) &&
+        (ret = dart__transport__sync(func)) != DART_OK)
+      return ret;
+    /* this unit's own updates queued for CPU atomics come first */
+    dart__transport__acc_complete();
+    *value = atomic_load_explicit(
+        (_Atomic uint64_t *)(void *)(r->base + target.offset),
+        memory_order_acquire);
+    /* a caller that polls here serves the others now and then */
+    dart__transport__count_op(r->path);
+    return DART_OK;
+  }
+  return dart__onesided__atomic(func, signal, DART__ATOMIC_FETCH_OP, NULL,
+                                NULL, value, DART_TYPE_ULONGLONG,
+                                DART_OP_NO_OP);
+}
+
+static dart_ret_t update(const char *func, dart_gptr_t signal, uint64_t value,
+                         dart_signal_op_t op)
+{
+  uint64_t old;
+  return dart__onesided__atomic(
+      func, signal, DART__ATOMIC_FETCH_OP, &value, NULL, &old,
+      DART_TYPE_ULONGLONG, op == DART_SIGNAL_SET ? DART_OP_REPLACE
+                                                 : DART_OP_SUM);
+}
+
+/* The put, complete at its target, then the signal: a bad signal or a bad
+ * put leaves both undone. */
+static dart_ret_t put_signal(const char *func, dart_gptr_t dst,
+                             const void *src, size_t nelem,
+                             dart_datatype_t src_type,
+                             dart_datatype_t dst_type, dart_gptr_t signal,
+                             uint64_t value, dart_signal_op_t op)
+{
+  DART__CHECK_INIT_IN(func);
+  dart__target_t target;
+  if (!op_valid(func, op)) return DART_ERR_INVAL;
+  dart_ret_t ret = signal_target(func, signal, &target);
+  if (ret == DART_OK)
+    ret = dart__onesided__transfer(func, dst, (void *)src, nelem, src_type,
+                                   dst_type, true, DART__MODE_BLOCKING, NULL);
+  return ret == DART_OK ? update(func, signal, value, op) : ret;
+}
+
+dart_ret_t dart_put_signal(dart_gptr_t dst, const void *src, size_t nelem,
+                           dart_datatype_t src_type,
+                           dart_datatype_t dst_type, dart_gptr_t signal,
+                           uint64_t value, dart_signal_op_t op)
+{
+  return put_signal(__func__, dst, src, nelem, src_type, dst_type, signal,
+                    value, op);
+}
+
+/* complete on return: the handle is DART_HANDLE_NULL */
+dart_ret_t dart_put_signal_handle(dart_gptr_t dst, const void *src,
+                                  size_t nelem, dart_datatype_t src_type,
+                                  dart_datatype_t dst_type,
+                                  dart_gptr_t signal, uint64_t value,
+                                  dart_signal_op_t op,
+                                  dart_handle_t *handle)
+{
+  DART__CHECK_INIT();
+  if (handle == NULL) {
+    DART_LOG_ERROR("handle is NULL");
+    return DART_ERR_INVAL;
+  }
+  *handle = DART_HANDLE_NULL;
+  return put_signal(__func__, dst, src, nelem, src_type, dst_type, signal,
+                    value, op);
+}
+
+dart_ret_t dart_signal(dart_gptr_t signal, uint64_t value,
+                       dart_signal_op_t op)
+{
+  DART__CHECK_INIT();
+  dart__target_t target;
+  if (!op_valid(__func__, op)) return DART_ERR_INVAL;
+  dart_ret_t ret = signal_target(__func__, signal, &target);
+  if (ret != DART_OK) return ret;
+  /* what this unit put before, on any path, is complete first */
+  dart__transport__acc_complete();
+  if ((ret = dart__transport__flush_all(__func__, NULL)) != DART_OK)
+    return ret;
+  return update(__func__, signal, value, op);
+}
+
+dart_ret_t dart_signal_read(dart_gptr_t signal, uint64_t *value)
+{
+  DART__CHECK_INIT();
+  dart__target_t target;
+  if (value == NULL) {
+    DART_LOG_ERROR("value is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart_ret_t ret = signal_target(__func__, signal, &target);
+  uint64_t word;
+  if (ret == DART_OK) ret = read_word(__func__, signal, &word);
+  if (ret == DART_OK) *value = word;
+  return ret;
+}
+
+dart_ret_t dart_signal_test(dart_gptr_t signal, dart_cmp_t cmp,
+                            uint64_t value, int *flag)
+{
+  DART__CHECK_INIT();
+  if (flag == NULL) {
+    DART_LOG_ERROR("flag is NULL");
+    return DART_ERR_INVAL;
+  }
+  if (!cmp_valid(__func__, cmp)) return DART_ERR_INVAL;
+  dart_ret_t ret = own_signal(__func__, signal);
+  uint64_t word;
+  if (ret == DART_OK) ret = read_word(__func__, signal, &word);
+  if (ret != DART_OK) return ret;
+  *flag = compare(word, cmp, value);
+  return DART_OK;
+}
+
+typedef enum { WAIT_ALL, WAIT_ANY, WAIT_SOME } wait_for_t;
+
+/*
+ * Waits until all, one or some of the n own words compare true, serving
+ * the others' operations between the rounds of reads. The round that
+ * succeeds names the words that did in indices (any: the first; some:
+ * every one, room for n), how many in *count, and the last one's word in
+ * *seen (each may be NULL).
+ */
+static dart_ret_t wait_words(const char *func, const dart_gptr_t *signals,
+                             size_t n, dart_cmp_t cmp, uint64_t value,
+                             wait_for_t wait_for, size_t *indices,
+                             size_t *count, uint64_t *seen)
+{
+  DART__CHECK_INIT_IN(func);
+  if (signals == NULL || n == 0) {
+    DART_LOG_ERROR_IN(func, "%zu signal words at %p", n, (void *)signals);
+    return DART_ERR_INVAL;
+  }
+  if (!cmp_valid(func, cmp)) return DART_ERR_INVAL;
+  dart_ret_t ret;
+  for (size_t i = 0; i < n; i++)
+    if ((ret = own_signal(func, signals[i])) != DART_OK) return ret;
+  unsigned spins = 0;
+  for (;;) {
+    size_t hits = 0;
+    uint64_t word = 0, last = 0;
+    for (size_t i = 0; i < n; i++) {
+      if ((ret = read_word(func, signals[i], &word)) != DART_OK) return ret;
+      if (!compare(word, cmp, value)) {
+        if (wait_for == WAIT_ALL) break;
+        continue;
+      }
+      if (indices) indices[hits] = i;
+      hits++;
+      last = word;
+      if (wait_for == WAIT_ANY) break;
+    }
+    if (wait_for == WAIT_ALL ? hits == n : hits > 0) {
+      if (count) *count = hits;
+      if (seen) *seen = last;
+      return DART_OK;
+    }
+    dart__progress__wait_turn(&spins);
+  }
+}
+
+dart_ret_t dart_signal_wait_until(dart_gptr_t signal, dart_cmp_t cmp,
+                                  uint64_t value, uint64_t *seen)
+{
+  return wait_words(__func__, &signal, 1, cmp, value, WAIT_ALL, NULL, NULL,
+                    seen);
+}
+
+dart_ret_t dart_signal_wait_until_all(const dart_gptr_t *signals, size_t n,
+                                      dart_cmp_t cmp, uint64_t value)
+{
+  return wait_words(__func__, signals, n, cmp, value, WAIT_ALL, NULL, NULL,
+                    NULL);
+}
+
+dart_ret_t dart_signal_wait_until_any(const dart_gptr_t *signals, size_t n,
+                                      dart_cmp_t cmp, uint64_t value,
+                                      size_t *index)
+{
+  if (index == NULL) {
+    DART__CHECK_INIT();
+    DART_LOG_ERROR("index is NULL");
+    return DART_ERR_INVAL;
+  }
+  size_t first;
+  dart_ret_t ret = wait_words(__func__, signals, n, cmp, value, WAIT_ANY,
+                              &first, NULL, NULL);
+  if (ret == DART_OK) *index = first;
+  return ret;
+}
+
+dart_ret_t dart_signal_wait_until_some(const dart_gptr_t *signals,
+                                       size_t n, dart_cmp_t cmp,
+                                       uint64_t value, size_t *indices,
+                                       size_t *count)
+{
+  if (indices == NULL || count == NULL) {
+    DART__CHECK_INIT();
+    DART_LOG_ERROR("indices %p or count %p is NULL", (void *)indices,
+                   (void *)count);
+    return DART_ERR_INVAL;
+  }
+  return wait_words(__func__, signals, n, cmp, value, WAIT_SOME, indices,
+                    count, NULL);
+}
