@@ -1,12 +1,16 @@
 /*
  * Five-point Jacobi stencil (examples/stencil.h), time per iteration with
- * three halo exchanges over the same sweep:
+ * five halo exchanges over the same sweep:
  *   dart          dart_put of the edge rows into the neighbours' halos,
  *                 dart_flush_all, dart_barrier (the stencil example's code)
+ *   dart_signal   dart_put_signal of the edge rows, then a wait for this
+ *                 unit's own halos' signals (the example's -s)
  *   mpi_sendrecv  MPI_Sendrecv of the edge rows, malloc'd buffers
+ *   mpi_isend     MPI_Irecv of both halos, MPI_Isend of both edge rows,
+ *                 MPI_Waitall: the best two-sided exchange, malloc'd
  *   mpi_rma       MPI_Put into an MPI_Win_allocate window, MPI_Win_fence
  * Rows: stencil,jacobi,IMPL,layout,units,N,us-per-iteration,us (median over
- * reps of runs of the same number of iterations, the three interleaved so
+ * reps of runs of the same number of iterations, the five interleaved so
  * that outside load hits each alike) and stencil,jacobi,IMPL,...,residual,
  * residual. The residuals must agree (and, with --smoke, match a serial
  * run); otherwise the program exits 1.
@@ -21,9 +25,28 @@
 #include "example.h"
 #include "stencil.h"
 
-enum { IMPL_DART, IMPL_SENDRECV, IMPL_RMA, NIMPL };
-static const char *const impl_name[NIMPL] = {"dart", "mpi_sendrecv",
-                                             "mpi_rma"};
+enum {
+  IMPL_DART,
+  IMPL_DART_SIGNAL,
+  IMPL_SENDRECV,
+  IMPL_ISEND,
+  IMPL_RMA,
+  NIMPL
+};
+static const char *const impl_name[NIMPL] = {
+    "dart", "dart_signal", "mpi_sendrecv", "mpi_isend", "mpi_rma"};
+
+/* Both DART versions share stencil_dart_t. */
+static int is_dart(int impl)
+{
+  return impl == IMPL_DART || impl == IMPL_DART_SIGNAL;
+}
+
+/* The two-sided versions: no window, malloc'd buffers. */
+static int is_two_sided(int impl)
+{
+  return impl == IMPL_SENDRECV || impl == IMPL_ISEND;
+}
 
 /* One implementation's grid. The MPI ones keep the DART layout: two
  * buffers of buf floats in mem, cur the current one. */
@@ -47,9 +70,9 @@ static void grid_open(grid_t *g, int impl, int n, int me, int units)
   stencil_rows(n, me > 0 ? me - 1 : 0, units, &f, &g->up_rows);
   stencil_rows(n, 0, units, &f, &maxrows);
   g->buf = (size_t)(maxrows + 2) * stencil_ld(n);
-  if (impl == IMPL_DART) {
+  if (is_dart(impl)) {
     TRY(stencil_dart_alloc(&g->dart, n, me, units));
-  } else if (impl == IMPL_SENDRECV) {
+  } else if (is_two_sided(impl)) {
     g->mem = malloc(2 * g->buf * sizeof(float));
     if (g->mem == NULL) example_die("malloc", DART_ERR_NOMEM);
   } else {
@@ -62,7 +85,7 @@ static void grid_open(grid_t *g, int impl, int n, int me, int units)
  * lands before this unit has cleared its halos. */
 static void grid_reset(grid_t *g)
 {
-  if (g->impl == IMPL_DART) {
+  if (is_dart(g->impl)) {
     TRY(stencil_dart_reset(&g->dart));
     return;
   }
@@ -79,6 +102,10 @@ static void grid_iterate(grid_t *g)
     TRY(stencil_dart_iterate(&g->dart));
     return;
   }
+  if (g->impl == IMPL_DART_SIGNAL) {
+    TRY(stencil_dart_iterate_signal(&g->dart));
+    return;
+  }
   int n = g->n, rows = g->rows;
   size_t ld = stencil_ld(n);
   float *old = g->mem + (size_t)g->cur * g->buf;
@@ -93,6 +120,19 @@ static void grid_iterate(grid_t *g)
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Sendrecv(nw + (size_t)rows * ld + 1, n, MPI_FLOAT, down, 1, nw + 1,
                  n, MPI_FLOAT, up, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (g->impl == IMPL_ISEND) {
+    /* the receives first, so that the rows find them posted; tags
+     * as above (0 travels up, 1 down). A neighbour runs at most one
+     * iteration ahead and MPI does not reorder messages of one tag from
+     * one source, so each receive gets the row of its own iteration. */
+    MPI_Request rq[4];
+    MPI_Irecv(nw + (size_t)(rows + 1) * ld + 1, n, MPI_FLOAT, down, 0,
+              MPI_COMM_WORLD, &rq[0]);
+    MPI_Irecv(nw + 1, n, MPI_FLOAT, up, 1, MPI_COMM_WORLD, &rq[1]);
+    MPI_Isend(nw + ld + 1, n, MPI_FLOAT, up, 0, MPI_COMM_WORLD, &rq[2]);
+    MPI_Isend(nw + (size_t)rows * ld + 1, n, MPI_FLOAT, down, 1,
+              MPI_COMM_WORLD, &rq[3]);
+    MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
   } else {
     MPI_Aint base = (MPI_Aint)((size_t)(1 - g->cur) * g->buf);
     if (up != MPI_PROC_NULL)
@@ -111,7 +151,7 @@ static void grid_iterate(grid_t *g)
 static double grid_residual(grid_t *g)
 {
   double r;
-  if (g->impl == IMPL_DART) {
+  if (is_dart(g->impl)) {
     TRY(stencil_dart_residual(&g->dart, &r));
     return r;
   }
@@ -124,8 +164,8 @@ static double grid_residual(grid_t *g)
 
 static void grid_close(grid_t *g)
 {
-  if (g->impl == IMPL_DART) TRY(stencil_dart_free(&g->dart));
-  else if (g->impl == IMPL_SENDRECV) free(g->mem);
+  if (is_dart(g->impl)) TRY(stencil_dart_free(&g->dart));
+  else if (is_two_sided(g->impl)) free(g->mem);
   else MPI_Win_free(&g->win);
 }
 

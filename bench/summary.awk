@@ -57,6 +57,13 @@ function target(name, a, b, cmp, limit, faster,    r, met) {
     cmp, limit, met ? "met" : "**missed**"
 }
 
+# The smaller of two measurements, either of which may be missing ("").
+function better(a, b) {
+  if (a == "") return b
+  if (b == "") return a
+  return a < b ? a : b
+}
+
 # A table over sizes: columns are "label=bench:op:impl" joined by "|",
 # plus the ratio of the first column to column ref (0: none). A column
 # "label=bench:op:impl:layout" comes from another layout (the same sizes).
@@ -191,6 +198,23 @@ END {
         target("stencil " ss[j] "², " lay ", " su[i] " units, vs MPI_Sendrecv", val("stencil", "jacobi", "dart", lay, su[i], ss[j]), val("stencil", "jacobi", "mpi_sendrecv", lay, su[i], ss[j]), "<=", 1)
     }
   }
+  # the signal version (dart_put_signal + waits) vs the better two-sided
+  # exchange: on the node at 128² (latency) and 1024² (bandwidth), 2 to 8
+  # units; on emulated nodes at every size
+  for (li = 1; li <= nlay; li++) {
+    lay = stencil_layouts[li]
+    nu = distinct(UNITS["stencil" SUBSEP lay], su)
+    for (i = 1; i <= nu; i++) {
+      if (lay == "node") {
+        if (su[i] < 2 || su[i] > 8) continue
+        nsz = split("128 1024", ss, " ")
+      } else nsz = distinct(SIZES["stencil" SUBSEP lay SUBSEP su[i]], ss)
+      for (j = 1; j <= nsz; j++) {
+        limit = lay == "upn1.ucx" ? 0.9 : lay == "upn1" ? 1.2 : ss[j] == 128 ? 0.7 : 0.95
+        target("stencil " ss[j] "², " lay ", " su[i] " units, signals vs the better of MPI_Sendrecv and MPI_Isend", val("stencil", "jacobi", "dart_signal", lay, su[i], ss[j]), better(val("stencil", "jacobi", "mpi_sendrecv", lay, su[i], ss[j]), val("stencil", "jacobi", "mpi_isend", lay, su[i], ss[j])), "<=", limit)
+      }
+    }
+  }
 
   print ""
   print "### Latency and bandwidth"
@@ -255,7 +279,7 @@ END {
     if (UNITS["stencil" SUBSEP lay] == "") continue
     nsz = split("128 512 1024", st, " ")
     for (j = 1; j <= nsz; j++)
-      by_units("Jacobi " st[j] "²", "stencil", "jacobi", lay, st[j], "dart|mpi_sendrecv|mpi_rma", 2, "µs")
+      by_units("Jacobi " st[j] "²", "stencil", "jacobi", lay, st[j], "dart|dart_signal|mpi_sendrecv|mpi_isend|mpi_rma", 3, "µs")
   }
   print ""
   print "### dart_init and dart_exit, MPI initialised by the program"

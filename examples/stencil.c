@@ -3,10 +3,12 @@
  * 1.0 above, 0.5 left, 0 elsewhere) split into block rows over the units.
  * Each unit keeps its rows and two halo rows in global memory; after every
  * sweep it puts its edge rows into its neighbours' halos with dart_put,
- * completes them with dart_flush_all and meets everyone in dart_barrier
+ * completes them with dart_flush_all and meets everyone in dart_barrier;
+ * with -s it puts them with dart_put_signal and waits for its own halos'
+ * signals alone (dart_signal.h), with neither flush nor barrier
  * (stencil.h).
  *
- *   dartrun -n 4 ./stencil [-n N] [-i iterations] [-c]
+ *   dartrun -n 4 ./stencil [-n N] [-i iterations] [-c] [-s]
  *
  * Prints the residual (sum of the squared updates of the last iteration
  * over the whole grid) and the time per iteration. For n <= 256, or with
@@ -49,17 +51,18 @@ int main(int argc, char **argv)
   size_t units;
   TRY(dart_myid(&me));
   TRY(dart_size(&units));
-  int n = 512, iters = 100, force_check = 0, opt;
-  while ((opt = getopt(argc, argv, "n:i:c")) != -1) {
+  int n = 512, iters = 100, force_check = 0, use_signal = 0, opt;
+  while ((opt = getopt(argc, argv, "n:i:cs")) != -1) {
     if (opt == 'n') n = atoi(optarg);
     else if (opt == 'i') iters = atoi(optarg);
     else if (opt == 'c') force_check = 1;
+    else if (opt == 's') use_signal = 1;
     else n = -1;
   }
   /* every unit needs a row; 2^15 keeps a one-unit grid within 8 GiB */
   if (n < (int)units || n > 32768 || iters < 1) {
     if (me.id == 0)
-      fprintf(stderr, "usage: stencil [-n N] [-i iterations] [-c]\n"
+      fprintf(stderr, "usage: stencil [-n N] [-i iterations] [-c] [-s]\n"
                       "  N within %zu (the units) .. 32768, iterations >= 1\n",
               units);
     dart_exit();
@@ -70,8 +73,13 @@ int main(int argc, char **argv)
   TRY(stencil_dart_alloc(&s, n, me.id, (int)units));
   TRY(stencil_dart_reset(&s));
   double t0 = example_now();
-  for (int it = 0; it < iters; it++) TRY(stencil_dart_iterate(&s));
-  double seconds = example_now() - t0; /* every iteration ends in a barrier */
+  for (int it = 0; it < iters; it++)
+    TRY(use_signal ? stencil_dart_iterate_signal(&s)
+                   : stencil_dart_iterate(&s));
+  /* the flush version's iterations end in a barrier, the signal version's
+   * do not: the clock stops when the slowest unit is done */
+  if (use_signal) TRY(dart_barrier(DART_TEAM_ALL));
+  double seconds = example_now() - t0;
   double residual;
   TRY(stencil_dart_residual(&s, &residual));
 
@@ -85,8 +93,8 @@ int main(int argc, char **argv)
   TRY(dart_allreduce(&failed, &any_failed, 1, DART_TYPE_LONG, DART_OP_MAX,
                      DART_TEAM_ALL));
   if (me.id == 0) {
-    printf("stencil: %zu units, %dx%d grid, %d iterations\n", units, n, n,
-           iters);
+    printf("stencil: %zu units, %dx%d grid, %d iterations%s\n", units, n, n,
+           iters, use_signal ? ", dart_put_signal" : "");
     printf("stencil: residual %.9g (sum of squared updates, last iteration)\n",
            residual);
     printf("stencil: %.2f us per iteration\n", seconds / iters * 1e6);

@@ -18,6 +18,7 @@
 #define DART_EXAMPLES_STENCIL_H_
 
 #include <dart/dart.h>
+#include <dart/dart_signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,14 +113,36 @@ static inline float *stencil_serial(int n, int iters, double *diff2)
  * dart_flush_all and meets them in dart_barrier, after which the halos are
  * complete (the barrier orders the puts' writes before the next sweep) and
  * no unit still reads the old buffer that the next exchange overwrites.
+ *
+ * The signal version (stencil_dart_iterate_signal) makes the same puts
+ * with dart_put_signal, each of which then sets one of the neighbour's two
+ * signal words ("from above", "from below"; a second allocation) to the
+ * iteration number; a unit then waits for its own words of the sides that
+ * have a neighbour: only neighbours wait for each other, nobody flushes
+ * everything or meets everyone.
  */
 typedef struct {
   int n, me, units, first, rows;
   size_t buf;      /* floats per buffer: (largest block + 2) lines */
   dart_gptr_t g;   /* the allocation (unit 0, offset 0) */
+  dart_gptr_t sig; /* the signal words, 2 uint64_t per unit (unit 0) */
   float *local;    /* this unit's part: buffer 0, then buffer 1 */
   int cur;         /* the buffer holding the current iterate */
+  uint64_t iter;   /* signal version: iterations so far, across resets */
 } stencil_dart_t;
+
+/* A unit's signal words: set by the unit above (its last row came into
+ * line 0) and by the unit below (its first row came into line rows + 1). */
+enum { STENCIL_FROM_ABOVE, STENCIL_FROM_BELOW };
+
+static inline dart_gptr_t stencil_dart_signal(const stencil_dart_t *s,
+                                              int unit, int word)
+{
+  dart_gptr_t gp = s->sig;
+  gp.unitid = unit;
+  gp.addr_or_offs.offset += (uint64_t)word * sizeof(uint64_t);
+  return gp;
+}
 
 static inline dart_ret_t stencil_dart_alloc(stencil_dart_t *s, int n, int me,
                                             int units)
@@ -128,25 +151,56 @@ static inline dart_ret_t stencil_dart_alloc(stencil_dart_t *s, int n, int me,
   s->n = n;
   s->me = me;
   s->units = units;
+  s->iter = 0;
   stencil_rows(n, me, units, &s->first, &s->rows);
   stencil_rows(n, 0, units, &f, &maxrows); /* unit 0 has the most rows */
   s->buf = (size_t)(maxrows + 2) * stencil_ld(n);
   dart_ret_t ret = dart_team_memalloc_aligned(DART_TEAM_ALL, 2 * s->buf,
                                               DART_TYPE_FLOAT, &s->g);
   if (ret != DART_OK) return ret;
+  ret = dart_team_memalloc_aligned(DART_TEAM_ALL, 2, DART_TYPE_ULONGLONG,
+                                   &s->sig);
+  if (ret != DART_OK) {
+    dart_team_memfree(s->g);
+    return ret;
+  }
+  /* Signal words are atomics: 0 by an atomic update, never a store. The
+   * barrier of stencil_dart_reset, due before the first iteration, keeps
+   * the neighbours' first signals after it. */
+  for (int w = STENCIL_FROM_ABOVE; w <= STENCIL_FROM_BELOW; w++)
+    if (ret == DART_OK)
+      ret = dart_signal(stencil_dart_signal(s, me, w), 0, DART_SIGNAL_SET);
   dart_gptr_t mine = s->g;
   mine.unitid = me; /* in DART_TEAM_ALL the team id is the global id */
-  return dart_gptr_getaddr(mine, (void **)&s->local);
+  if (ret == DART_OK) ret = dart_gptr_getaddr(mine, (void **)&s->local);
+  return ret;
 }
 
 /* Start state in both buffers; a barrier, so that no neighbour's put of
- * the first iteration lands before this unit has cleared its halos. */
+ * the first iteration lands before this unit has cleared its halos. The
+ * signal words keep their values: s->iter goes on from there. */
 static inline dart_ret_t stencil_dart_reset(stencil_dart_t *s)
 {
   stencil_init(s->local, s->n, s->rows, s->first);
   stencil_init(s->local + s->buf, s->n, s->rows, s->first);
   s->cur = 0;
   return dart_barrier(DART_TEAM_ALL);
+}
+
+/* Where this unit's edge rows of the new buffer go: the offsets of the
+ * bottom halo above (for the first row) and of the top halo below (for
+ * the last row) in the neighbours' parts. */
+static inline void stencil_dart_halos(const stencil_dart_t *s,
+                                      uint64_t *above, uint64_t *below)
+{
+  size_t ld = stencil_ld(s->n);
+  /* the neighbours' new buffer starts at the same offset in their parts */
+  uint64_t base = s->g.addr_or_offs.offset +
+                  (uint64_t)(1 - s->cur) * s->buf * sizeof(float);
+  int f, up_rows = 0;
+  if (s->me > 0) stencil_rows(s->n, s->me - 1, s->units, &f, &up_rows);
+  *above = base + ((size_t)(up_rows + 1) * ld + 1) * sizeof(float);
+  *below = base + sizeof(float);
 }
 
 /* One iteration: sweep, then the halo exchange described above. */
@@ -156,27 +210,81 @@ static inline dart_ret_t stencil_dart_iterate(stencil_dart_t *s)
   float *old = s->local + (size_t)s->cur * s->buf;
   float *nw = s->local + (size_t)(1 - s->cur) * s->buf;
   stencil_sweep(old, nw, s->n, s->rows);
-  /* the neighbours' new buffer starts at the same offset in their parts */
-  uint64_t base = (uint64_t)(1 - s->cur) * s->buf * sizeof(float);
+  uint64_t above, below;
+  stencil_dart_halos(s, &above, &below);
   dart_gptr_t gp = s->g;
   dart_ret_t ret = DART_OK;
   if (s->me > 0) { /* first row -> bottom halo (line rows + 1) above */
-    int f, up_rows;
-    stencil_rows(s->n, s->me - 1, s->units, &f, &up_rows);
     gp.unitid = s->me - 1;
-    gp.addr_or_offs.offset =
-        base + ((size_t)(up_rows + 1) * ld + 1) * sizeof(float);
+    gp.addr_or_offs.offset = above;
     ret = dart_put(gp, nw + ld + 1, (size_t)s->n, DART_TYPE_FLOAT,
                    DART_TYPE_FLOAT);
   }
   if (ret == DART_OK && s->me < s->units - 1) { /* last row -> top halo below */
     gp.unitid = s->me + 1;
-    gp.addr_or_offs.offset = base + sizeof(float);
+    gp.addr_or_offs.offset = below;
     ret = dart_put(gp, nw + (size_t)s->rows * ld + 1, (size_t)s->n,
                    DART_TYPE_FLOAT, DART_TYPE_FLOAT);
   }
   if (ret == DART_OK) ret = dart_flush_all(s->g);
   if (ret == DART_OK) ret = dart_barrier(DART_TEAM_ALL);
+  s->cur = 1 - s->cur;
+  return ret;
+}
+
+/*
+ * One iteration of the signal version: sweep, put the edge rows with
+ * signals (value: the iteration number), wait for this unit's own.
+ *
+ * Two buffers still suffice. In iteration k a unit reads buffer (k-1) % 2,
+ * writes the interior of buffer k % 2 (a sweep never writes halo lines)
+ * and gets its neighbours' rows of k in the halos of buffer k % 2. A
+ * neighbour ends its iteration k waiting for this unit's rows of k, so it
+ * runs at most one iteration ahead. Its puts of k + 1 go into the halos of
+ * buffer (k+1) % 2: after this unit's sweep k, the last to read them (the
+ * rows of k follow it), and during this unit's sweep k + 1 at the latest,
+ * which writes that buffer's interior only; sweep k + 2 reads them after
+ * the wait of k + 1. The next puts into buffer k % 2's halos (k + 2) wait
+ * in turn for this unit's rows of k + 1, sent after sweep k + 1 read them.
+ * A word may show k + 1 while the unit waits for k, hence >=.
+ *
+ * The words are never reset: s->iter goes on across resets, so no wait is
+ * met by a signal of an earlier run. When a run ends, every put into this
+ * unit's part has been signalled and waited for, so stencil_dart_reset's
+ * stores race with none, and its barrier keeps the next run's puts after
+ * them.
+ */
+static inline dart_ret_t stencil_dart_iterate_signal(stencil_dart_t *s)
+{
+  size_t ld = stencil_ld(s->n);
+  float *old = s->local + (size_t)s->cur * s->buf;
+  float *nw = s->local + (size_t)(1 - s->cur) * s->buf;
+  stencil_sweep(old, nw, s->n, s->rows);
+  uint64_t it = ++s->iter, above, below;
+  stencil_dart_halos(s, &above, &below);
+  dart_gptr_t gp = s->g, mine[2];
+  size_t waits = 0; /* a single unit waits for nothing */
+  dart_ret_t ret = DART_OK;
+  if (s->me > 0) { /* first row -> bottom halo above, its "from below" */
+    gp.unitid = s->me - 1;
+    gp.addr_or_offs.offset = above;
+    ret = dart_put_signal(
+        gp, nw + ld + 1, (size_t)s->n, DART_TYPE_FLOAT, DART_TYPE_FLOAT,
+        stencil_dart_signal(s, s->me - 1, STENCIL_FROM_BELOW), it,
+        DART_SIGNAL_SET);
+    mine[waits++] = stencil_dart_signal(s, s->me, STENCIL_FROM_ABOVE);
+  }
+  if (ret == DART_OK && s->me < s->units - 1) { /* last row -> top below */
+    gp.unitid = s->me + 1;
+    gp.addr_or_offs.offset = below;
+    ret = dart_put_signal(
+        gp, nw + (size_t)s->rows * ld + 1, (size_t)s->n, DART_TYPE_FLOAT,
+        DART_TYPE_FLOAT, stencil_dart_signal(s, s->me + 1, STENCIL_FROM_ABOVE),
+        it, DART_SIGNAL_SET);
+    mine[waits++] = stencil_dart_signal(s, s->me, STENCIL_FROM_BELOW);
+  }
+  if (ret == DART_OK && waits > 0)
+    ret = dart_signal_wait_until_all(mine, waits, DART_CMP_GE, it);
   s->cur = 1 - s->cur;
   return ret;
 }
@@ -198,7 +306,9 @@ static inline const float *stencil_dart_block(const stencil_dart_t *s)
 
 static inline dart_ret_t stencil_dart_free(stencil_dart_t *s)
 {
-  return dart_team_memfree(s->g);
+  dart_ret_t ret = dart_team_memfree(s->sig);
+  dart_ret_t ret2 = dart_team_memfree(s->g);
+  return ret != DART_OK ? ret : ret2;
 }
 
 #endif

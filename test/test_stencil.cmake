@@ -3,3 +3,7 @@
 # with different row counts.
 dart_add_test(stencil SOURCES ${PROJECT_SOURCE_DIR}/examples/stencil.c
               LAYOUTS node upn1 upn2 noshm ARGS -n 61 -i 20)
+# The same with the dart_put_signal exchange (-s), on the UCX transport
+# too: its puts and signal words take other paths than MPI's.
+dart_add_test(stencil_signal SOURCES ${PROJECT_SOURCE_DIR}/examples/stencil.c
+              LAYOUTS node upn1 upn2 noshm UCX ARGS -s -n 61 -i 20)
