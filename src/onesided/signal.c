@@ -238,7 +238,7 @@ static dart_ret_t wait_words(const char *func, const dart_gptr_t *signals,
       if (seen) *seen = last;
       return DART_OK;
     }
-    dart__progress__wait_turn(&spins);
+    dart__progress__wait_turn_served(&spins);
   }
 }
 

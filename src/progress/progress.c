@@ -89,6 +89,15 @@ void dart__progress__wait_turn(unsigned *spins)
   backoff(spins);
 }
 
+void dart__progress__wait_turn_served(unsigned *spins)
+{
+  if (poll_sources(*spins >= 32) > 0) {
+    *spins = 0;
+    return;
+  }
+  backoff(spins);
+}
+
 dart_ret_t dart__progress__serve(void)
 {
   static atomic_uint serves; /* lost counts between threads: harmless */

@@ -67,6 +67,11 @@ dart__progress__served(uint64_t n)
 /* One turn of waiting for another unit: serve the operations others aim
  * at us (they may be what we wait for), then back off. */
 void dart__progress__wait_turn(unsigned *spins);
+/* One turn of waiting for what the others' operations bring into this
+ * unit's memory (a signal word): those operations may need this unit's
+ * every source (MPI's one-sided ones wait for it inside MPI), so once the
+ * wait is no longer short the costly sources come every turn. */
+void dart__progress__wait_turn_served(unsigned *spins);
 
 /* Waits for n MPI requests while driving the sources: a unit blocked in a
  * plain MPI call would starve the operations aimed at it. Logs as func
