@@ -14,14 +14,24 @@
  *   gups,update             HPCC RandomAccess on a table of 2^N words in
  *                           blocks over all PEs (size = N), each update a
  *                           non-fetching shmem_uint64_atomic_xor
+ *   pingpong,put_signal     half a round trip between PEs 0 and 1 (8 B
+ *                           to 1 MiB, as bench_pingpong): shmem_putmem
+ *                           into the peer's buffer, shmem_quiet, then
+ *                           shmem_long_atomic_set of the peer's flag to the
+ *                           round; the peer waits in shmem_long_wait_until
+ *                           (>= round) and puts what it got back the same
+ *                           way. The median over repetitions of runs of K
+ *                           round trips (K from the warm-up: about 4 ms)
  *
  * Latency: the median over repetitions of the time per operation, each
  * complete before the next. Only PE 0 measures and prints; the others
  * serve as targets and wait asleep, leaving the cores to PE 0 when
- * oversubscribed. The put, get and atomic rows need 2 PEs; with 1 PE only
- * GUPS runs. Every run checks the data: puts arrive, gets read what the
- * target wrote, fetch-adds and compare-swaps return the expected values
- * (also with all PEs adding at once), GUPS leaves no wrong entry.
+ * oversubscribed (in the ping-pong PE 1 works too). The put, get, atomic
+ * and ping-pong rows need 2 PEs; with 1 PE only GUPS runs. Every run
+ * checks the data: puts arrive, gets read what the target wrote,
+ * fetch-adds and compare-swaps return the expected values (also with all
+ * PEs adding at once), GUPS leaves no wrong entry, each ping-pong run ends
+ * with the last round's message in both PEs' buffers.
  *
  *   oshrun -np N bench_shmem [--smoke] [--layout L] [--max-size B]
  *                            [--reps R] [--log2 N]
@@ -47,6 +57,10 @@
 static const size_t sizes[] = {1,     8,      64,      512,    4096,
                                32768, 262144, 1048576, 4194304};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
+/* the ping-pong's, as bench_pingpong's */
+static const size_t pp_sizes[] = {8,     64,     512,    4096,
+                                  32768, 262144, 1048576};
+#define PP_NSIZES (sizeof pp_sizes / sizeof pp_sizes[0])
 
 static int me, npes;
 static long phases; /* phases ended so far */
@@ -60,6 +74,7 @@ typedef struct {
   long sum;     /* on PE 0: sum_all's accumulator */
   long counter; /* the fetch-add target */
   long cas;     /* the compare-swap target */
+  long flag;    /* the ping-pong's: the last round that arrived here */
 } sym_vars_t;
 static sym_vars_t *sv;
 
@@ -261,6 +276,77 @@ static long bench_atomics(const bench_opts_t *o, double *times)
   return errors;
 }
 
+/* Ping-pong rounds so far, the same count on PEs 0 and 1: the flags are
+ * never reset, so each wait asks for a round no earlier run has set. */
+static long pp_round;
+
+static unsigned char pp_mark(long round) { return (unsigned char)round; }
+
+/* One ping-pong run of k round trips between PE 0 (local to PE 1's sym)
+ * and PE 1 (sym back to PE 0's sym), as run number run (its pattern);
+ * returns PE 0's seconds per half round trip and counts wrong data. */
+static double pp_run(unsigned char *sym, unsigned char *local, size_t bytes,
+                     long k, long run, long *errors)
+{
+  if (me == 0)
+    for (size_t i = 0; i < bytes; i++) local[i] = pattern((int)run, i);
+  shmem_barrier_all();
+  double t0 = bench_now();
+  if (me == 0) {
+    for (long i = 0; i < k; i++) {
+      long r = ++pp_round;
+      local[0] = local[bytes - 1] = pp_mark(r);
+      shmem_putmem(sym, local, bytes, 1);
+      shmem_quiet(); /* the data before the flag */
+      shmem_long_atomic_set(&sv->flag, r, 1);
+      shmem_long_wait_until(&sv->flag, SHMEM_CMP_GE, r);
+    }
+  } else if (me == 1) {
+    for (long i = 0; i < k; i++) {
+      long r = ++pp_round;
+      shmem_long_wait_until(&sv->flag, SHMEM_CMP_GE, r);
+      shmem_putmem(sym, sym, bytes, 0);
+      shmem_quiet();
+      shmem_long_atomic_set(&sv->flag, r, 0);
+    }
+  }
+  double half = (bench_now() - t0) / (2.0 * (double)k);
+  /* PE 1 got the last ping, PE 0 its echo; the others sleep meanwhile */
+  phase_end();
+  if (me <= 1)
+    for (size_t i = 0; i < bytes; i++) {
+      unsigned char want = i == 0 || i == bytes - 1 ? pp_mark(pp_round)
+                                                    : pattern((int)run, i);
+      if (sym[i] != want) {
+        fprintf(stderr, "bench_shmem: ping-pong of %zu B: PE %d: byte %zu "
+                "is %u, not %u\n", bytes, me, i, sym[i], want);
+        (*errors)++;
+        break;
+      }
+    }
+  return half;
+}
+
+/* pingpong,put_signal: two warm-up runs of 10 round trips (the second sets
+ * K on PE 0, which all PEs then take), then the repetitions. */
+static long bench_pingpong(const bench_opts_t *o, unsigned char *sym,
+                           unsigned char *local, double *times)
+{
+  long errors = 0, run = 1;
+  for (size_t s = 0; s < PP_NSIZES && pp_sizes[s] <= o->max_size; s++) {
+    size_t bytes = pp_sizes[s];
+    pp_run(sym, local, bytes, 10, run++, &errors);
+    double half = pp_run(sym, local, bytes, 10, run++, &errors);
+    long k = sum_all(me == 0 ? bench_iters(o, 2 * half, 1) : 0);
+    for (int r = 0; r < o->reps; r++)
+      times[r] = pp_run(sym, local, bytes, k, run++, &errors);
+    if (me == 0)
+      bench_row(o, "pingpong", "put_signal", "shmem", npes, bytes,
+                bench_median(times, o->reps) * 1e6, "us");
+  }
+  return errors;
+}
+
 /* This PE's stretch of HPCC's stream, each update an atomic xor. */
 static void gups_updates(uint64_t *table, uint64_t words, uint64_t per_pe)
 {
@@ -391,8 +477,9 @@ int main(int argc, char **argv)
   if (npes >= 2) {
     errors += bench_put_get(&o, sym, local, times);
     errors += bench_atomics(&o, times);
+    errors += bench_pingpong(&o, sym, local, times);
   } else if (me == 0) {
-    printf("# shmem: 1 PE, put/get/atomic rows need 2\n");
+    printf("# shmem: 1 PE, put/get/atomic/pingpong rows need 2\n");
     fflush(stdout);
   }
   long wrong = sum_all(errors) + bench_gups(&o, log2_words);

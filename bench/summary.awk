@@ -215,6 +215,10 @@ END {
       }
     }
   }
+  # ping-pong, half a round trip: put with signal + wait against two-sided
+  # MPI and OpenSHMEM's put + quiet + flag
+  target("node, 8 B ping-pong, put with signal + wait vs MPI_Send/MPI_Recv", val("pingpong", "put_signal", "dart", "node", 2, 8), val("pingpong", "put_signal", "mpi", "node", 2, 8), "<=", 0.2)
+  target("node, 8 B ping-pong, put with signal + wait vs OpenSHMEM put + quiet + flag", val("pingpong", "put_signal", "dart", "node", 2, 8), val("pingpong", "put_signal", "shmem", "node", 2, 8), "<", 1)
 
   print ""
   print "### Latency and bandwidth"
@@ -259,6 +263,13 @@ END {
   by_size("ucx_perftest for reference: put bandwidth", "perftest", lay, 2, \
     "ucx_perftest put_bw=perftest:put_bw:ucx_perftest|raw ucp + flush, windows of 16=bandwidth:put_nb_flush:ucx|dart + flush, windows of 16=bandwidth:put_nb_flush:dart", \
     0, "MB/s")
+  print ""
+  print "### Ping-pong (half a round trip)"
+  npp = split("node upn1 upn1.ucx", pp_layouts, " ")
+  for (li = 1; li <= npp; li++)
+    by_size("ping-pong: dart put_signal + wait, MPI_Send/MPI_Recv, OpenSHMEM put + quiet + flag", "pingpong", pp_layouts[li], 2, \
+      "dart=pingpong:put_signal:dart|MPI=pingpong:put_signal:mpi|OpenSHMEM=pingpong:put_signal:shmem", \
+      2, "µs")
   print ""
   print "### Atomics"
   for (li = 0; li < 3; li++) {
