@@ -264,6 +264,7 @@ static void run_locked(emu_stream_t *s, uint64_t upto)
 {
   size_t k = upto > s->done ? (size_t)(upto - s->done) : 0;
   if (k > s->n) k = s->n;
+  if (k == 0) return; /* nothing due (a fresh stream has no ops array) */
   for (size_t i = 0; i < k; i++)
     memcpy(s->ops[i].dst, s->ops[i].src, s->ops[i].bytes);
   memmove(s->ops, s->ops + k, (s->n - k) * sizeof *s->ops);
