@@ -63,7 +63,7 @@ static dart_ret_t own_signal(const char *func, dart_gptr_t signal)
   return DART_OK;
 }
 
-/* The word's value now (validated before). */
+/* The word's value now (validated here: logged as func). */
 static dart_ret_t read_word(const char *func, dart_gptr_t signal,
                             uint64_t *value)
 {
@@ -166,14 +166,12 @@ dart_ret_t dart_signal(dart_gptr_t signal, uint64_t value,
 dart_ret_t dart_signal_read(dart_gptr_t signal, uint64_t *value)
 {
   DART__CHECK_INIT();
-  dart__target_t target;
   if (value == NULL) {
     DART_LOG_ERROR("value is NULL");
     return DART_ERR_INVAL;
   }
-  dart_ret_t ret = signal_target(__func__, signal, &target);
-  uint64_t word;
-  if (ret == DART_OK) ret = read_word(__func__, signal, &word);
+  uint64_t word; /* read_word validates the word */
+  dart_ret_t ret = read_word(__func__, signal, &word);
   if (ret == DART_OK) *value = word;
   return ret;
 }

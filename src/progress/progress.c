@@ -76,26 +76,28 @@ static void backoff(unsigned *spins)
   }
 }
 
-void dart__progress__wait_turn(unsigned *spins)
+/* One turn of a wait, the costly sources polled where costly: served
+ * traffic restarts the fast spins (more tends to follow at once). */
+static void wait_turn(unsigned *spins, bool costly)
 {
-  /* served traffic restarts the fast spins: more tends to follow at once;
-   * the unit we wait for may itself wait for us inside MPI (a flush of the
-   * MPI path), so the costly sources come now and then, once a wait is no
-   * longer short */
-  if (poll_sources(*spins >= 32 && *spins % 16 == 15) > 0) {
+  if (poll_sources(costly) > 0) {
     *spins = 0;
     return;
   }
   backoff(spins);
 }
 
+void dart__progress__wait_turn(unsigned *spins)
+{
+  /* the unit we wait for may itself wait for us inside MPI (a flush of the
+   * MPI path), so the costly sources come now and then, once a wait is no
+   * longer short */
+  wait_turn(spins, *spins >= 32 && *spins % 16 == 15);
+}
+
 void dart__progress__wait_turn_served(unsigned *spins)
 {
-  if (poll_sources(*spins >= 32) > 0) {
-    *spins = 0;
-    return;
-  }
-  backoff(spins);
+  wait_turn(spins, *spins >= 32);
 }
 
 dart_ret_t dart__progress__serve(void)
