@@ -23,7 +23,9 @@
  * Fetching atomics with a handle: the result is valid after dart_wait or
  * dart_test on the handle says it is complete, or after a flush of the
  * target; the handle is DART_HANDLE_NULL when the operation completed at
- * once.
+ * once. Over UCX, 4- and 8-byte compare-and-swap and fetch-and-op with
+ * DART_OP_SUM (integers), DART_OP_REPLACE or DART_OP_NO_OP stay in flight
+ * until the handle completes.
  */
 #ifndef DART__SIGNAL_H_
 #define DART__SIGNAL_H_
@@ -55,7 +57,11 @@ typedef enum {
  * Puts nelem elements from src to dst (as dart_put_blocking does with its
  * types), then updates the signal word: a unit that sees the update sees
  * the data. The data and the signal may be in different segments and on
- * different units. Returns once src may be reused.
+ * different units. Returns once src may be reused. Where the signal's
+ * atomics go through UCX, the update may still be in flight then, and so
+ * may the data where it went through UCX to the same unit (put, fence,
+ * atomic): dart_flush of the signal's unit, dart_flush_all or a barrier
+ * completes them, and they move on while the caller waits in libdart.
  */
 dart_ret_t dart_put_signal(dart_gptr_t dst, const void *src, size_t nelem,
                            dart_datatype_t src_type,

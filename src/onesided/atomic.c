@@ -174,11 +174,13 @@ queue_accumulate(const dart__target_t *target, const dart__dtype_t *t,
   return true;
 }
 
-/* inlined: each public function gets the checks of its own kind only */
+/* inlined: each public function gets the checks of its own kind only;
+ * handle (not NULL: a fetching one with a handle, set to DART_HANDLE_NULL
+ * by the caller) lets its path only start it */
 static inline __attribute__((always_inline)) dart_ret_t
 atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
        const void *values, const void *compare, void *result, size_t nelem,
-       dart_datatype_t type, dart_operation_t op)
+       dart_datatype_t type, dart_operation_t op, dart_handle_t *handle)
 {
   dart__target_t target;
   const dart__dtype_t *t;
@@ -203,7 +205,8 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
                       .values = values,
                       .compare = compare,
                       .result = result,
-                      .nelem = nelem};
+                      .nelem = nelem,
+                      .handle = handle};
   if (type == DART_TYPE_LONG_DOUBLE) return wide_atomic(&a);
   return dart__transport__paths[path]->atomic(&a);
 }
@@ -302,7 +305,7 @@ accumulate_rest(dart_gptr_t gptr, const void *values, size_t nelem,
                 dart_datatype_t dtype, dart_operation_t op)
 {
   return atomic("dart_accumulate", gptr, DART__ATOMIC_ACCUMULATE, values,
-                NULL, NULL, nelem, dtype, op);
+                NULL, NULL, nelem, dtype, op, NULL);
 }
 
 dart_ret_t dart_accumulate(dart_gptr_t gptr, const void *values, size_t nelem,
@@ -323,7 +326,7 @@ accumulate_blocking_local_rest(dart_gptr_t gptr, const void *values,
 {
   return atomic("dart_accumulate_blocking_local", gptr,
                 DART__ATOMIC_ACCUMULATE, values, NULL, NULL, nelem, dtype,
-                op);
+                op, NULL);
 }
 
 dart_ret_t dart_accumulate_blocking_local(dart_gptr_t gptr, const void *values,
@@ -344,7 +347,7 @@ fetch_and_op_rest(dart_gptr_t gptr, const void *value, void *result,
                   dart_datatype_t dtype, dart_operation_t op)
 {
   return atomic("dart_fetch_and_op", gptr, DART__ATOMIC_FETCH_OP, value, NULL,
-                result, 1, dtype, op);
+                result, 1, dtype, op, NULL);
 }
 
 dart_ret_t dart_fetch_and_op(dart_gptr_t gptr, const void *value,
@@ -365,7 +368,7 @@ compare_and_swap_rest(dart_gptr_t gptr, const void *value,
                       dart_datatype_t dtype)
 {
   return atomic("dart_compare_and_swap", gptr, DART__ATOMIC_CAS, value,
-                compare, result, 1, dtype, DART_OP_REPLACE);
+                compare, result, 1, dtype, DART_OP_REPLACE, NULL);
 }
 
 dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void *value,
@@ -387,7 +390,7 @@ dart_ret_t dart__onesided__atomic(const char *func, dart_gptr_t gptr,
                                   const void *compare, void *result,
                                   dart_datatype_t type, dart_operation_t op)
 {
-  return atomic(func, gptr, kind, value, compare, result, 1, type, op);
+  return atomic(func, gptr, kind, value, compare, result, 1, type, op, NULL);
 }
 
 dart_ret_t dart__onesided__atomic_target(const char *func, dart_gptr_t gptr,
@@ -400,8 +403,9 @@ dart_ret_t dart__onesided__atomic_target(const char *func, dart_gptr_t gptr,
                  type, DART_OP_NO_OP, target, &t);
 }
 
-/* Complete at once on every path (the handle comes back as
- * DART_HANDLE_NULL), with the atomicity of the blocking forms. */
+/* Started where the atomics path can leave one atomic in flight (UCX's
+ * native operations), else complete at once (DART_HANDLE_NULL); with the
+ * atomicity of the blocking forms either way. */
 dart_ret_t dart_fetch_and_op_handle(dart_gptr_t gptr, const void *value,
                                     void *result, dart_datatype_t dtype,
                                     dart_operation_t op,
@@ -414,7 +418,7 @@ dart_ret_t dart_fetch_and_op_handle(dart_gptr_t gptr, const void *value,
   }
   *handle = DART_HANDLE_NULL;
   return atomic(__func__, gptr, DART__ATOMIC_FETCH_OP, value, NULL, result, 1,
-                dtype, op);
+                dtype, op, handle);
 }
 
 dart_ret_t dart_compare_and_swap_handle(dart_gptr_t gptr, const void *value,
@@ -429,5 +433,5 @@ dart_ret_t dart_compare_and_swap_handle(dart_gptr_t gptr, const void *value,
   }
   *handle = DART_HANDLE_NULL;
   return atomic(__func__, gptr, DART__ATOMIC_CAS, value, compare, result, 1,
-                dtype, DART_OP_REPLACE);
+                dtype, DART_OP_REPLACE, handle);
 }

@@ -1,8 +1,9 @@
 /*
  * Point-to-point completion (dart_signal.h), over the paths' slots: a put
- * with a signal is the put, complete at its target, then the signal's
- * update, an atomic operation on the signal's segment's atomics path (the
- * atomics rule holds for signal words as for any other). A wait reads the
+ * with a signal is the put, then the signal's update, an atomic operation
+ * on the signal's segment's atomics path (the atomics rule holds for
+ * signal words as for any other), which that path's signal slot orders
+ * after the put without waiting for it where it has one. A wait reads the
  * caller's own word: by an acquire load where this process loads and
  * stores the memory (its own part, node peers' shared windows), else
  * through the atomics path (a fetch of nothing), and between reads serves
@@ -11,6 +12,7 @@
 #include <dart/dart_signal.h>
 
 #include "base/runtime.h"
+#include "gpu/gpu.h"
 #include "onesided/onesided.h"
 #include "transport/acc_queue.h"
 
@@ -93,9 +95,20 @@ static dart_ret_t read_word(const char *func, dart_gptr_t signal,
                                 DART_OP_NO_OP);
 }
 
-static dart_ret_t update(const char *func, dart_gptr_t signal, uint64_t value,
-                         dart_signal_op_t op)
+/* The signal's update, after what the caller completed or ordered before
+ * it: started where the atomics path has a signal slot (*started), else
+ * complete on return. */
+static dart_ret_t update(const char *func, dart_gptr_t signal,
+                         const dart__target_t *sig, uint64_t value,
+                         dart_signal_op_t op, bool *started)
 {
+  const int atomics = sig->route->atomics;
+  const dart__path_ops_t *ops = dart__transport__paths[atomics];
+  *started = ops->signal != NULL;
+  if (*started) {
+    dart__transport__count_op(atomics);
+    return ops->signal(func, sig, value, op == DART_SIGNAL_ADD);
+  }
   uint64_t old;
   return dart__onesided__atomic(
       func, signal, DART__ATOMIC_FETCH_OP, &value, NULL, &old,
@@ -103,22 +116,51 @@ static dart_ret_t update(const char *func, dart_gptr_t signal, uint64_t value,
                                                  : DART_OP_SUM);
 }
 
-/* The put, complete at its target, then the signal: a bad signal or a bad
- * put leaves both undone. */
+/*
+ * The put, then the signal; a bad signal or a bad put leaves both undone.
+ * Where the signal's atomics path orders its update after the put (the
+ * put took that path to the same unit), the put is only started and the
+ * update follows it at once: nothing waits for the target (the flush of
+ * the signal's unit, or the handle, completes both). Else the put
+ * completes at its target first. Without a handle, returns once src may
+ * be reused.
+ */
 static dart_ret_t put_signal(const char *func, dart_gptr_t dst,
                              const void *src, size_t nelem,
                              dart_datatype_t src_type,
                              dart_datatype_t dst_type, dart_gptr_t signal,
-                             uint64_t value, dart_signal_op_t op)
+                             uint64_t value, dart_signal_op_t op,
+                             dart_handle_t *handle)
 {
   DART__CHECK_INIT_IN(func);
-  dart__target_t target;
+  dart__target_t sig, put;
+  dart__xfer_t x;
   if (!op_valid(func, op)) return DART_ERR_INVAL;
-  dart_ret_t ret = signal_target(func, signal, &target);
+  dart_ret_t ret = signal_target(func, signal, &sig);
   if (ret == DART_OK)
-    ret = dart__onesided__transfer(func, dst, (void *)src, nelem, src_type,
-                                   dst_type, true, DART__MODE_BLOCKING, NULL);
-  return ret == DART_OK ? update(func, signal, value, op) : ret;
+    ret = dart__onesided__prepare(func, dst, (void *)src, nelem, src_type,
+                                  dst_type, true, &put, &x);
+  if (ret != DART_OK) return ret;
+  const int atomics = sig.route->atomics;
+  const dart__path_ops_t *ops = dart__transport__paths[atomics];
+  /* device memory is staged through the host on a host path */
+  const bool ordered =
+      ops->signal != NULL && put.route->path == atomics &&
+      put.team->members[put.unit] == sig.team->members[sig.unit] &&
+      !dart__gpu__is_device(src);
+  ret = dart__onesided__transfer(func, dst, (void *)src, nelem, src_type,
+                                 dst_type, true,
+                                 ordered ? DART__MODE_NB
+                                         : DART__MODE_BLOCKING,
+                                 NULL);
+  bool started;
+  if (ret == DART_OK) ret = update(func, signal, &sig, value, op, &started);
+  if (ret != DART_OK || !started) return ret;
+  if (handle == NULL)
+    return ordered ? ops->flush_local(func, put.team, put.unit) : DART_OK;
+  *handle = dart__onesided__handle_new(sig.team, sig.unit, atomics, true);
+  /* no handle to be had: complete now instead */
+  return *handle != NULL ? DART_OK : ops->flush(func, sig.team, sig.unit);
 }
 
 dart_ret_t dart_put_signal(dart_gptr_t dst, const void *src, size_t nelem,
@@ -127,10 +169,9 @@ dart_ret_t dart_put_signal(dart_gptr_t dst, const void *src, size_t nelem,
                            uint64_t value, dart_signal_op_t op)
 {
   return put_signal(__func__, dst, src, nelem, src_type, dst_type, signal,
-                    value, op);
+                    value, op, NULL);
 }
 
-/* complete on return: the handle is DART_HANDLE_NULL */
 dart_ret_t dart_put_signal_handle(dart_gptr_t dst, const void *src,
                                   size_t nelem, dart_datatype_t src_type,
                                   dart_datatype_t dst_type,
@@ -145,7 +186,7 @@ dart_ret_t dart_put_signal_handle(dart_gptr_t dst, const void *src,
   }
   *handle = DART_HANDLE_NULL;
   return put_signal(__func__, dst, src, nelem, src_type, dst_type, signal,
-                    value, op);
+                    value, op, handle);
 }
 
 dart_ret_t dart_signal(dart_gptr_t signal, uint64_t value,
@@ -160,7 +201,8 @@ dart_ret_t dart_signal(dart_gptr_t signal, uint64_t value,
   dart__transport__acc_complete();
   if ((ret = dart__transport__flush_all(__func__, NULL)) != DART_OK)
     return ret;
-  return update(__func__, signal, value, op);
+  bool started;
+  return update(__func__, signal, &target, value, op, &started);
 }
 
 dart_ret_t dart_signal_read(dart_gptr_t signal, uint64_t *value)

@@ -123,6 +123,10 @@ typedef struct {
   const void *compare;  /* CAS only */
   void *result;
   size_t nelem;
+  /* Not NULL (one element, fetching or CAS, with a handle): the path may
+   * leave the operation started, *handle then gets a handle that completes
+   * it; else it stays DART_HANDLE_NULL, complete on return. */
+  dart_handle_t *handle;
 } dart__atomic_t;
 
 /* *out = old op operand for one element of a->type (out of line: the
@@ -188,8 +192,9 @@ typedef struct {
                              dart_handle_t *handle);
 
   /* ---- completion ---- */
-  /* of everything sent to unit of team: remote, local (func: the public
-   * function, for errors) */
+  /* of everything sent to unit of team: remote, local (the local buffers
+   * may be reused, a get's data is here; func: the public function, for
+   * errors) */
   dart_ret_t (*flush)(const char *func, dart__team_t *team, int unit);
   dart_ret_t (*flush_local)(const char *func, dart__team_t *team, int unit);
   /* dart_flush's and dart_flush_local's along a route cache entry of the
@@ -213,8 +218,17 @@ typedef struct {
 
   /* ---- atomics ---- */
   /* complete on return, ordered (seq_cst) with what the caller does next;
-   * except accumulates the UCX path starts (dart_communication.h) */
+   * except accumulates the UCX path starts (dart_communication.h) and what
+   * a->handle lets it start */
   dart_ret_t (*atomic)(const dart__atomic_t *a);
+  /* Starts the update of the signal word at t (a uint64_t; value set, or
+   * added where add) on the segment's atomics path, which is this path,
+   * ordered after every operation this unit started before on the path: a
+   * unit that sees the update sees what they wrote. Complete with the
+   * path's flush of t's unit. NULL: signal.c completes the data first and
+   * updates through the atomic slot (dart_signal.h). */
+  dart_ret_t (*signal)(const char *func, const dart__target_t *t,
+                       uint64_t value, bool add);
   /* dart_accumulate's hot path along a route cache entry whose atomics
    * take the path: one element of size 4 or 8 at offset of the part,
    * aligned, whose operation is one instruction, with no accumulate queued

@@ -58,6 +58,16 @@ static ucp_atomic_op_t native_op(dart_operation_t op)
                               : UCP_ATOMIC_OP_XOR;
 }
 
+/* Orders the operations this unit starts next after those it started
+ * before, without waiting for them. */
+static dart_ret_t fence(const char *func)
+{
+  ucs_status_t status = ucp_worker_fence(dart__ucx.worker);
+  if (status != UCS_OK)
+    return dart__ucx__error(func, "ucp_worker_fence", status, dart__rt.myid);
+  return DART_OK;
+}
+
 /*
  * Whether a is an accumulate that may complete later, at the caller's
  * next flush, barrier or other atomic: each element one non-fetching UCX
@@ -72,17 +82,17 @@ static bool deferrable(const dart__atomic_t *a)
          dart__rt.thread_level != DART_THREAD_MULTIPLE;
 }
 
-/* Frees the operand slots of deferrable accumulates when every one is
- * taken, by waiting for their operations. */
-static inline dart_ret_t free_slots(const char *func)
+/* Frees the operand slots of started operations when fewer than n are
+ * left, by waiting for their operations. */
+static inline dart_ret_t free_slots(const char *func, unsigned n)
 {
-  if (dart__ucx.acc_slots_used < DART__UCX_ACC_SLOTS) return DART_OK;
+  if (dart__ucx.acc_slots_used + n <= DART__UCX_ACC_SLOTS) return DART_OK;
   dart_ret_t ret = dart__ucx__wait_counted(func);
   if (ret == DART_OK) dart__ucx.acc_slots_used = 0;
   return ret;
 }
 
-/* A copy of a deferrable accumulate's operand in a free slot (free_slots),
+/* A copy of a started operation's operand in a free slot (free_slots),
  * which lives until the operation completes: the caller may reuse values
  * on return, UCX reads them until then. */
 static inline const void *keep_operand(const void *operand, size_t size)
@@ -103,6 +113,77 @@ static inline dart_ret_t start_accumulate(const char *func,
   atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
   return amo(func, r, native_op(op), keep_operand(operand, size), NULL, size,
              addr);
+}
+
+/* A fetching UCX atomic of size bytes at addr, only started: reply gets
+ * the old value (for CSWAP it holds the new value on entry) once the
+ * operation completes, which *started says it has not yet. */
+static dart_ret_t start_fetch(const char *func, const dart__ucx_remote_t *r,
+                              ucp_atomic_op_t op, const void *operand,
+                              void *reply, size_t size, uint64_t addr,
+                              bool *started)
+{
+  const ucp_request_param_t param = {
+      .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
+                      UCP_OP_ATTR_FIELD_CALLBACK |
+                      UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+      .datatype = ucp_dt_make_contig(size),
+      .cb.send = dart__ucx__op_done,
+      .reply_buffer = reply};
+  atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
+  ucs_status_ptr_t req = ucp_atomic_op_nbx(
+      r->ep, op, keep_operand(operand, size), 1, addr, r->rkey, &param);
+  *started = req != NULL && !UCS_PTR_IS_ERR(req);
+  return dart__ucx__count(func, "ucp_atomic_op_nbx", req, r->unit, false);
+}
+
+/*
+ * A fetch-and-op or compare-and-swap with a handle that one UCX atomic
+ * does (the others are compare-and-swap loops, complete on return):
+ * started, with the caller's result as its reply buffer. False, with
+ * nothing done, where it is not such an operation or several threads are
+ * in DART (the operand slots are not shared).
+ */
+static bool start_with_handle(const dart__atomic_t *a,
+                              const dart__ucx_remote_t *r, dart_ret_t *ret)
+{
+  ucp_atomic_op_t op;
+  const void *operand = a->values;
+  uint64_t zero = 0;
+  if (a->handle == NULL || a->size < 4 ||
+      dart__rt.thread_level == DART_THREAD_MULTIPLE)
+    return false;
+  if (a->kind == DART__ATOMIC_CAS) {
+    op = UCP_ATOMIC_OP_CSWAP;
+    memcpy(a->result, a->values, a->size); /* the new value goes in */
+    operand = a->compare;
+  } else if (a->op == DART_OP_SUM &&
+             dart__types__basic_types[a->type].integral) {
+    op = UCP_ATOMIC_OP_ADD;
+  } else if (a->op == DART_OP_REPLACE) {
+    op = UCP_ATOMIC_OP_SWAP;
+  } else if (a->op == DART_OP_NO_OP) {
+    op = UCP_ATOMIC_OP_ADD;
+    operand = &zero;
+  } else {
+    return false;
+  }
+  bool started = false;
+  if ((*ret = free_slots(a->func, 1)) != DART_OK) return true;
+  /* after this unit's operations started before, without waiting */
+  if (atomic_load_explicit(&dart__ucx.acc_started, memory_order_relaxed) &&
+      (*ret = fence(a->func)) != DART_OK)
+    return true;
+  *ret = start_fetch(a->func, r, op, operand, a->result, a->size, r->addr,
+                     &started);
+  if (*ret == DART_OK && started) {
+    const dart__target_t *t = a->target;
+    *a->handle =
+        dart__onesided__handle_new(t->team, t->unit, DART__PATH_UCX, false);
+    /* no handle: complete now instead */
+    if (*a->handle == NULL) *ret = dart__ucx__wait_counted(a->func);
+  }
+  return true;
 }
 
 /* The element's next value: the operation, or compare-and-swap. */
@@ -188,6 +269,10 @@ dart_ret_t dart__ucx__atomic(const dart__atomic_t *a)
   dart__ucx_remote_t r;
   dart_ret_t ret = dart__ucx__remote_of(a->func, a->target, &r);
   if (ret != DART_OK) return ret;
+  if (start_with_handle(a, &r, &ret)) {
+    dart__ucx__serve_others();
+    return ret;
+  }
   const bool defer = deferrable(a);
   if (!defer &&
       atomic_load_explicit(&dart__ucx.acc_started, memory_order_relaxed)) {
@@ -202,7 +287,7 @@ dart_ret_t dart__ucx__atomic(const dart__atomic_t *a)
     for (size_t i = 0; i < a->nelem && ret == DART_OK; i++) {
       const void *operand = operands ? operands + i * a->size : NULL;
       uint64_t addr = r.addr + i * a->size;
-      if (defer && (ret = free_slots(a->func)) != DART_OK) break;
+      if (defer && (ret = free_slots(a->func, 1)) != DART_OK) break;
       ret = defer ? start_accumulate(a->func, &r, a->op, operand, a->size,
                                      addr)
                   : element(a->func, &r, a, addr, operand, NULL);
@@ -223,12 +308,39 @@ dart_ret_t dart__ucx__cached_accumulate(const char *func,
 {
   dart__ucx_remote_t r;
   dart_ret_t ret = dart__ucx__route(func, e, offset, &r);
-  if (ret == DART_OK) ret = free_slots(func);
+  if (ret == DART_OK) ret = free_slots(func, 1);
   if (ret != DART_OK) return ret;
   /* counted along the atomics' path, as the other accumulates are */
   if (e->path == DART__PATH_UCX) e->ops++;
   else dart__transport__count_op(DART__PATH_UCX);
   ret = start_accumulate(func, &r, op, value, size, r.addr);
+  dart__ucx__serve_others();
+  return ret;
+}
+
+dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
+                             uint64_t value, bool add)
+{
+  dart__ucx_remote_t r;
+  dart_ret_t ret = dart__ucx__remote_of(func, t, &r);
+  if (ret == DART_OK) ret = fence(func);
+  if (ret != DART_OK) return ret;
+  if (dart__rt.thread_level == DART_THREAD_MULTIPLE) {
+    /* complete on return: the operand slots are not shared */
+    uint64_t old;
+    ret = amo(func, &r, add ? UCP_ATOMIC_OP_ADD : UCP_ATOMIC_OP_SWAP, &value,
+              &old, sizeof value, r.addr);
+  } else if (add) {
+    if ((ret = free_slots(func, 1)) == DART_OK)
+      ret = start_accumulate(func, &r, DART_OP_SUM, &value, sizeof value,
+                             r.addr);
+  } else if ((ret = free_slots(func, 2)) == DART_OK) {
+    /* a swap has a reply: the old value goes to a slot of its own */
+    bool started;
+    uint64_t *old = &dart__ucx.acc_operand[dart__ucx.acc_slots_used++];
+    ret = start_fetch(func, &r, UCP_ATOMIC_OP_SWAP, &value, old,
+                      sizeof value, r.addr, &started);
+  }
   dart__ucx__serve_others();
   return ret;
 }

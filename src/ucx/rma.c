@@ -244,6 +244,19 @@ dart_ret_t dart__ucx__flush(const char *func, dart__team_t *team, int unit)
   return dart__ucx__flush_ep(func, ep, global);
 }
 
+/* A request completes once its local buffer may be reused (a get's data
+ * is here): local completion waits for the requests, not for the remote
+ * completion that a flush adds. */
+dart_ret_t dart__ucx__flush_local(const char *func, dart__team_t *team,
+                                  int unit)
+{
+  (void)team;
+  (void)unit;
+  dart_ret_t ret = dart__ucx__wait_counted(func);
+  dart__ucx__serve_others();
+  return ret;
+}
+
 dart_ret_t dart__ucx__cached_flush(const char *func, dart__route_cache_t *e)
 {
   /* operations that took the path table went without the entry */

@@ -29,7 +29,7 @@
 #include "onesided/onesided.h"
 #include "progress/progress.h"
 
-/* Operands of started accumulates (atomic.c): a wait for all of them when
+/* Operands of started atomics (atomic.c): a wait for all of them when
  * full. */
 #define DART__UCX_ACC_SLOTS 64
 
@@ -268,11 +268,15 @@ dart_ret_t dart__ucx__start(dart__route_cache_t *e, uint64_t offset,
                             void *local, size_t bytes, bool is_put,
                             dart_handle_t *handle);
 dart_ret_t dart__ucx__flush(const char *func, dart__team_t *team, int unit);
+dart_ret_t dart__ucx__flush_local(const char *func, dart__team_t *team,
+                                  int unit);
 dart_ret_t dart__ucx__cached_flush(const char *func, dart__route_cache_t *e);
 dart_ret_t dart__ucx__flush_all(const char *func, dart__team_t *team);
 
 /* atomic.c */
 dart_ret_t dart__ucx__atomic(const dart__atomic_t *a);
+dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
+                             uint64_t value, bool add);
 dart_ret_t dart__ucx__cached_accumulate(const char *func,
                                         dart__route_cache_t *e,
                                         uint64_t offset, const void *value,
