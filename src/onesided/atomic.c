@@ -174,6 +174,19 @@ queue_accumulate(const dart__target_t *target, const dart__dtype_t *t,
   return true;
 }
 
+/* An atomic on its resolved target, on the segment's atomics path. */
+static inline __attribute__((always_inline)) dart_ret_t
+dispatch(const dart__atomic_t *a)
+{
+  const dart__route_t *r = a->target->route;
+  const int path = r->atomics;
+  /* sees this unit's queued accumulates, as MPI orders accumulates */
+  dart__transport__acc_complete();
+  dart__transport__count_op(dart__path_load_store(path) ? r->path : path);
+  if (a->type == DART_TYPE_LONG_DOUBLE) return wide_atomic(a);
+  return dart__transport__paths[path]->atomic(a);
+}
+
 /* inlined: each public function gets the checks of its own kind only;
  * handle (not NULL: a fetching one with a handle, set to DART_HANDLE_NULL
  * by the caller) lets its path only start it */
@@ -190,13 +203,7 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
   if (kind == DART__ATOMIC_ACCUMULATE &&
       queue_accumulate(&target, t, values, nelem, op))
     return DART_OK;
-  const dart__route_t *r = target.route;
-  int path = r->atomics;
-  /* sees this unit's queued accumulates, as MPI orders accumulates */
-  dart__transport__acc_complete();
-  bool cpu = dart__path_load_store(path);
-  dart__transport__count_op(cpu ? r->path : path);
-  dart__atomic_t a = {.func = func,
+  const dart__atomic_t a = {.func = func,
                       .target = &target,
                       .kind = kind,
                       .type = type,
@@ -207,8 +214,7 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
                       .result = result,
                       .nelem = nelem,
                       .handle = handle};
-  if (type == DART_TYPE_LONG_DOUBLE) return wide_atomic(&a);
-  return dart__transport__paths[path]->atomic(&a);
+  return dispatch(&a);
 }
 
 /*
@@ -385,12 +391,22 @@ dart_ret_t dart_compare_and_swap(dart_gptr_t gptr, const void *value,
 
 /* ---- for other modules, and the fetching atomics with a handle ---- */
 
-dart_ret_t dart__onesided__atomic(const char *func, dart_gptr_t gptr,
-                                  dart__atomic_kind_t kind, const void *value,
-                                  const void *compare, void *result,
-                                  dart_datatype_t type, dart_operation_t op)
+dart_ret_t dart__onesided__fetch_op_word(const char *func,
+                                         const dart__target_t *target,
+                                         const uint64_t *value,
+                                         uint64_t *result,
+                                         dart_operation_t op)
 {
-  return atomic(func, gptr, kind, value, compare, result, 1, type, op, NULL);
+  const dart__atomic_t a = {.func = func,
+                            .target = target,
+                            .kind = DART__ATOMIC_FETCH_OP,
+                            .type = DART_TYPE_ULONGLONG,
+                            .size = sizeof *result,
+                            .op = op,
+                            .values = value,
+                            .result = result,
+                            .nelem = 1};
+  return dispatch(&a);
 }
 
 dart_ret_t dart__onesided__atomic_target(const char *func, dart_gptr_t gptr,

@@ -199,21 +199,31 @@ routed_transfer(const char *func, dart_gptr_t gptr, void *local,
     if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
     return DART_OK;
   }
-  int path = target.route->path;
+  return dart__onesided__transfer(&target, &x, is_put, mode, handle);
+}
+
+dart_ret_t dart__onesided__transfer(const dart__target_t *target,
+                                    const dart__xfer_t *x, bool is_put,
+                                    dart__mode_t mode, dart_handle_t *handle)
+{
+  int path = target->route->path;
   dart__transport__count_op(path);
   /* device memory on the local side of a host path: through the host,
    * unless the remote transport moves it itself */
-  if (!dart__path_props[path].device && dart__gpu__is_device(local)) {
+  if (!dart__path_props[path].device && dart__gpu__is_device(x->local)) {
     if (path != dart__rt.remote_path || !dart__gpu.ucx_direct)
       return dart__gpu__local_xfer(
-          &x, is_put, path, target.team->members[target.unit],
-          dart__path_load_store(path) ? target.route->base + target.offset
+          x, is_put, path, target->team->members[target->unit],
+          dart__path_load_store(path) ? target->route->base + target->offset
                                       : NULL,
           mode, handle);
-    x.local = dart__gpu.ops->ucx_addr(local);
+    dart__xfer_t direct = *x;
+    direct.local = dart__gpu.ops->ucx_addr(x->local);
+    return is_put ? dart__transport__paths[path]->put(&direct, mode, handle)
+                  : dart__transport__paths[path]->get(&direct, mode, handle);
   }
-  return is_put ? dart__transport__paths[path]->put(&x, mode, handle)
-                : dart__transport__paths[path]->get(&x, mode, handle);
+  return is_put ? dart__transport__paths[path]->put(x, mode, handle)
+                : dart__transport__paths[path]->get(x, mode, handle);
 }
 
 /* Everything but the hot path. */
@@ -229,16 +239,6 @@ uncached_transfer(const char *func, dart_gptr_t gptr, void *local,
     return ret;
   return routed_transfer(func, gptr, local, nelem, local_type, remote_type,
                          is_put, mode, handle);
-}
-
-dart_ret_t dart__onesided__transfer(const char *func, dart_gptr_t gptr,
-                                    void *local, size_t nelem,
-                                    dart_datatype_t local_type,
-                                    dart_datatype_t remote_type, bool is_put,
-                                    dart__mode_t mode, dart_handle_t *handle)
-{
-  return uncached_transfer(func, gptr, local, nelem, local_type, remote_type,
-                           is_put, mode, handle);
 }
 
 /*

@@ -16,22 +16,20 @@ dart_ret_t dart__onesided__prepare(const char *func, dart_gptr_t gptr,
                                    dart__target_t *target, dart__xfer_t *x);
 
 
-/* A put (is_put) or get of the public functions' kind, logged as func,
- * for other modules (signal.c): validated, resolved and done in mode. */
-dart_ret_t dart__onesided__transfer(const char *func, dart_gptr_t gptr,
-                                    void *local, size_t nelem,
-                                    dart_datatype_t local_type,
-                                    dart_datatype_t remote_type, bool is_put,
+/* A put (is_put) or get that dart__onesided__prepare validated and
+ * resolved into target and x, done in mode (for other modules:
+ * signal.c). */
+dart_ret_t dart__onesided__transfer(const dart__target_t *target,
+                                    const dart__xfer_t *x, bool is_put,
                                     dart__mode_t mode, dart_handle_t *handle);
-
-/* A fetch-and-op or compare-and-swap (kind) of one element, logged as
- * func: validated, resolved and done on the segment's atomics path,
- * complete on return. */
-dart_ret_t dart__onesided__atomic(const char *func, dart_gptr_t gptr,
-                                  dart__atomic_kind_t kind, const void *value,
-                                  const void *compare, void *result,
-                                  dart_datatype_t type, dart_operation_t op);
-
+/* A fetch-and-op (value NULL for DART_OP_NO_OP) on the uint64_t word at
+ * target, which dart__onesided__atomic_target resolved, logged as func:
+ * on the segment's atomics path, complete on return. */
+dart_ret_t dart__onesided__fetch_op_word(const char *func,
+                                         const dart__target_t *target,
+                                         const uint64_t *value,
+                                         uint64_t *result,
+                                         dart_operation_t op);
 /* Validates gptr as the target of an atomic operation on one element of
  * type and resolves it, without doing anything there. */
 dart_ret_t dart__onesided__atomic_target(const char *func, dart_gptr_t gptr,

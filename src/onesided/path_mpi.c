@@ -332,6 +332,28 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
   return sync_window(a->func, w);
 }
 
+/* A read-compute-swap like every atomic here, whose first flush (of the
+ * read) completes what this unit started towards the unit before it, the
+ * put of dart_put_signal: one round trip fewer than a flush of its own;
+ * complete on return. */
+static dart_ret_t mpi_signal(const char *func, const dart__target_t *t,
+                             uint64_t value, bool add, bool *started)
+{
+  uint64_t old;
+  const dart__atomic_t a = {.func = func,
+                            .target = t,
+                            .kind = DART__ATOMIC_FETCH_OP,
+                            .type = DART_TYPE_ULONGLONG,
+                            .size = sizeof value,
+                            .op = add ? DART_OP_SUM : DART_OP_REPLACE,
+                            .values = &value,
+                            .result = &old,
+                            .nelem = 1};
+  *started = false;
+  unmark_dirty(win_of(t->team), t->unit);
+  return mpi_atomic(&a);
+}
+
 static dart_ret_t mpi_flush_all(const char *func, dart__team_t *team)
 {
   if (team != NULL)
@@ -480,4 +502,5 @@ const dart__path_ops_t dart__path_mpi = {
     .attach = mpi_attach,
     .detach = mpi_detach,
     .sync = mpi_sync,
-    .atomic = mpi_atomic};
+    .atomic = mpi_atomic,
+    .signal = mpi_signal};

@@ -50,12 +50,15 @@ static dart_ret_t signal_target(const char *func, dart_gptr_t signal,
                                        target);
 }
 
-/* Validates a signal word of the caller's own part. */
-static dart_ret_t own_signal(const char *func, dart_gptr_t signal)
+/* Validates a signal word of the caller's own part; *remote (may be
+ * NULL): others update it by a path other than CPU atomics. */
+static dart_ret_t own_signal(const char *func, dart_gptr_t signal,
+                             bool *remote)
 {
   dart__target_t target;
   dart_ret_t ret = signal_target(func, signal, &target);
   if (ret != DART_OK) return ret;
+  if (remote) *remote = !dart__path_load_store(target.route->atomics);
   if (target.unit != target.team->myid) {
     DART_LOG_ERROR_IN(func, "the signal word is unit %d's of team %d, not "
                             "the caller's own",
@@ -90,40 +93,38 @@ static dart_ret_t read_word(const char *func, dart_gptr_t signal,
     dart__transport__count_op(r->path);
     return DART_OK;
   }
-  return dart__onesided__atomic(func, signal, DART__ATOMIC_FETCH_OP, NULL,
-                                NULL, value, DART_TYPE_ULONGLONG,
-                                DART_OP_NO_OP);
+  return dart__onesided__fetch_op_word(func, &target, NULL, value,
+                                       DART_OP_NO_OP);
 }
 
 /* The signal's update, after what the caller completed or ordered before
- * it: started where the atomics path has a signal slot (*started), else
- * complete on return. */
-static dart_ret_t update(const char *func, dart_gptr_t signal,
-                         const dart__target_t *sig, uint64_t value,
-                         dart_signal_op_t op, bool *started)
+ * it: the atomics path's signal slot, which may leave it in flight
+ * (*started), else its atomic slot, complete on return. */
+static dart_ret_t update(const char *func, const dart__target_t *sig,
+                         uint64_t value, dart_signal_op_t op, bool *started)
 {
   const int atomics = sig->route->atomics;
   const dart__path_ops_t *ops = dart__transport__paths[atomics];
-  *started = ops->signal != NULL;
-  if (*started) {
+  *started = false;
+  if (ops->signal != NULL) {
     dart__transport__count_op(atomics);
-    return ops->signal(func, sig, value, op == DART_SIGNAL_ADD);
+    return ops->signal(func, sig, value, op == DART_SIGNAL_ADD, started);
   }
   uint64_t old;
-  return dart__onesided__atomic(
-      func, signal, DART__ATOMIC_FETCH_OP, &value, NULL, &old,
-      DART_TYPE_ULONGLONG, op == DART_SIGNAL_SET ? DART_OP_REPLACE
-                                                 : DART_OP_SUM);
+  return dart__onesided__fetch_op_word(
+      func, sig, &value, &old,
+      op == DART_SIGNAL_SET ? DART_OP_REPLACE : DART_OP_SUM);
 }
 
 /*
  * The put, then the signal; a bad signal or a bad put leaves both undone.
  * Where the signal's atomics path orders its update after the put (the
- * put took that path to the same unit), the put is only started and the
- * update follows it at once: nothing waits for the target (the flush of
- * the signal's unit, or the handle, completes both). Else the put
- * completes at its target first. Without a handle, returns once src may
- * be reused.
+ * put took that path to the same unit of the same team), the put is only
+ * started and the path's signal slot follows it at once: UCX's waits for
+ * nothing at the target (the flush of the signal's unit, or the handle,
+ * completes both), MPI's completes the put with its own first flush. Else
+ * the put completes at its target first. Without a handle, returns once
+ * src may be reused.
  */
 static dart_ret_t put_signal(const char *func, dart_gptr_t dst,
                              const void *src, size_t nelem,
@@ -146,16 +147,14 @@ static dart_ret_t put_signal(const char *func, dart_gptr_t dst,
   /* device memory is staged through the host on a host path */
   const bool ordered =
       ops->signal != NULL && put.route->path == atomics &&
-      put.team->members[put.unit] == sig.team->members[sig.unit] &&
+      put.team == sig.team && put.unit == sig.unit &&
       !dart__gpu__is_device(src);
-  ret = dart__onesided__transfer(func, dst, (void *)src, nelem, src_type,
-                                 dst_type, true,
-                                 ordered ? DART__MODE_NB
-                                         : DART__MODE_BLOCKING,
-                                 NULL);
-  bool started;
-  if (ret == DART_OK) ret = update(func, signal, &sig, value, op, &started);
-  if (ret != DART_OK || !started) return ret;
+  if (nelem > 0)
+    ret = dart__onesided__transfer(
+        &put, &x, true, ordered ? DART__MODE_NB : DART__MODE_BLOCKING, NULL);
+  bool started = false;
+  if (ret == DART_OK) ret = update(func, &sig, value, op, &started);
+  if (ret != DART_OK || !started) return ret; /* complete */
   if (handle == NULL)
     return ordered ? ops->flush_local(func, put.team, put.unit) : DART_OK;
   *handle = dart__onesided__handle_new(sig.team, sig.unit, atomics, true);
@@ -202,7 +201,7 @@ dart_ret_t dart_signal(dart_gptr_t signal, uint64_t value,
   if ((ret = dart__transport__flush_all(__func__, NULL)) != DART_OK)
     return ret;
   bool started;
-  return update(__func__, signal, &target, value, op, &started);
+  return update(__func__, &target, value, op, &started);
 }
 
 dart_ret_t dart_signal_read(dart_gptr_t signal, uint64_t *value)
@@ -227,7 +226,7 @@ dart_ret_t dart_signal_test(dart_gptr_t signal, dart_cmp_t cmp,
     return DART_ERR_INVAL;
   }
   if (!cmp_valid(__func__, cmp)) return DART_ERR_INVAL;
-  dart_ret_t ret = own_signal(__func__, signal);
+  dart_ret_t ret = own_signal(__func__, signal, NULL);
   uint64_t word;
   if (ret == DART_OK) ret = read_word(__func__, signal, &word);
   if (ret != DART_OK) return ret;
@@ -256,8 +255,13 @@ static dart_ret_t wait_words(const char *func, const dart_gptr_t *signals,
   }
   if (!cmp_valid(func, cmp)) return DART_ERR_INVAL;
   dart_ret_t ret;
-  for (size_t i = 0; i < n; i++)
-    if ((ret = own_signal(func, signals[i])) != DART_OK) return ret;
+  bool remote = false;
+  for (size_t i = 0; i < n; i++) {
+    bool by_remote;
+    if ((ret = own_signal(func, signals[i], &by_remote)) != DART_OK)
+      return ret;
+    remote |= by_remote;
+  }
   unsigned spins = 0;
   for (;;) {
     size_t hits = 0;
@@ -278,7 +282,7 @@ static dart_ret_t wait_words(const char *func, const dart_gptr_t *signals,
       if (seen) *seen = last;
       return DART_OK;
     }
-    dart__progress__wait_turn_served(&spins);
+    dart__progress__wait_turn_served(&spins, remote);
   }
 }
 

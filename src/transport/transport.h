@@ -221,14 +221,16 @@ typedef struct {
    * except accumulates the UCX path starts (dart_communication.h) and what
    * a->handle lets it start */
   dart_ret_t (*atomic)(const dart__atomic_t *a);
-  /* Starts the update of the signal word at t (a uint64_t; value set, or
-   * added where add) on the segment's atomics path, which is this path,
-   * ordered after every operation this unit started before on the path: a
-   * unit that sees the update sees what they wrote. Complete with the
-   * path's flush of t's unit. NULL: signal.c completes the data first and
-   * updates through the atomic slot (dart_signal.h). */
+  /* Updates the signal word at t (a uint64_t; value set, or added where
+   * add) on the segment's atomics path, which is this path, after every
+   * operation this unit started before on the path towards t's unit of
+   * t's team: a
+   * unit that sees the update sees what they wrote. *started: it may still
+   * be in flight, with them, until the path's flush of the unit; else all
+   * of it is complete. NULL: signal.c completes the data first and updates
+   * through the atomic slot (dart_signal.h). */
   dart_ret_t (*signal)(const char *func, const dart__target_t *t,
-                       uint64_t value, bool add);
+                       uint64_t value, bool add, bool *started);
   /* dart_accumulate's hot path along a route cache entry whose atomics
    * take the path: one element of size 4 or 8 at offset of the part,
    * aligned, whose operation is one instruction, with no accumulate queued

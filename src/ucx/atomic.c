@@ -319,8 +319,10 @@ dart_ret_t dart__ucx__cached_accumulate(const char *func,
 }
 
 dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
-                             uint64_t value, bool add)
+                             uint64_t value, bool add, bool *started)
 {
+  /* what the fence ordered it after is left to the flush in every case */
+  *started = true;
   dart__ucx_remote_t r;
   dart_ret_t ret = dart__ucx__remote_of(func, t, &r);
   if (ret == DART_OK) ret = fence(func);
@@ -336,10 +338,10 @@ dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
                              r.addr);
   } else if ((ret = free_slots(func, 2)) == DART_OK) {
     /* a swap has a reply: the old value goes to a slot of its own */
-    bool started;
+    bool in_flight;
     uint64_t *old = &dart__ucx.acc_operand[dart__ucx.acc_slots_used++];
     ret = start_fetch(func, &r, UCP_ATOMIC_OP_SWAP, &value, old,
-                      sizeof value, r.addr, &started);
+                      sizeof value, r.addr, &in_flight);
   }
   dart__ucx__serve_others();
   return ret;
