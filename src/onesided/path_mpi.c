@@ -340,15 +340,8 @@ static dart_ret_t mpi_signal(const char *func, const dart__target_t *t,
                              uint64_t value, bool add, bool *started)
 {
   uint64_t old;
-  const dart__atomic_t a = {.func = func,
-                            .target = t,
-                            .kind = DART__ATOMIC_FETCH_OP,
-                            .type = DART_TYPE_ULONGLONG,
-                            .size = sizeof value,
-                            .op = add ? DART_OP_SUM : DART_OP_REPLACE,
-                            .values = &value,
-                            .result = &old,
-                            .nelem = 1};
+  const dart__atomic_t a =
+      dart__transport__signal_update(func, t, &value, add, &old);
   *started = false;
   unmark_dirty(win_of(t->team), t->unit);
   return mpi_atomic(&a);

@@ -142,13 +142,14 @@ static dart_ret_t put_signal(const char *func, dart_gptr_t dst,
     ret = dart__onesided__prepare(func, dst, (void *)src, nelem, src_type,
                                   dst_type, true, &put, &x);
   if (ret != DART_OK) return ret;
-  const int atomics = sig.route->atomics;
+  const int path = put.route->path, atomics = sig.route->atomics;
   const dart__path_ops_t *ops = dart__transport__paths[atomics];
-  /* device memory is staged through the host on a host path */
-  const bool ordered =
-      ops->signal != NULL && put.route->path == atomics &&
-      put.team == sig.team && put.unit == sig.unit &&
-      !dart__gpu__is_device(src);
+  /* a host path stages device memory through the host, apart */
+  const bool staged =
+      !dart__path_props[path].device && dart__gpu__is_device(src);
+  const bool ordered = ops->signal != NULL && path == atomics &&
+                       put.team == sig.team && put.unit == sig.unit &&
+                       !staged;
   if (nelem > 0)
     ret = dart__onesided__transfer(
         &put, &x, true, ordered ? DART__MODE_NB : DART__MODE_BLOCKING, NULL);

@@ -129,6 +129,24 @@ typedef struct {
   dart_handle_t *handle;
 } dart__atomic_t;
 
+/* The fetch-and-op that updates the signal word at t (signal slots that
+ * update through their path's atomic slot): *old gets the word before. */
+static inline dart__atomic_t dart__transport__signal_update(
+    const char *func, const dart__target_t *t, const uint64_t *value,
+    bool add, uint64_t *old)
+{
+  const dart__atomic_t a = {.func = func,
+                            .target = t,
+                            .kind = DART__ATOMIC_FETCH_OP,
+                            .type = DART_TYPE_ULONGLONG,
+                            .size = sizeof *old,
+                            .op = add ? DART_OP_SUM : DART_OP_REPLACE,
+                            .values = value,
+                            .result = old,
+                            .nelem = 1};
+  return a;
+}
+
 /* *out = old op operand for one element of a->type (out of line: the
  * compare-and-swap loops of every path share it). */
 void dart__transport__atomic_apply(const dart__atomic_t *a, const void *old,
