@@ -22,7 +22,8 @@
  *   overwritten as soon as it may be reused; the consumer sees the round
  *   it waited for and every element of it (--rounds N; default 10^4 at
  *   up to 2 units, 2000 at up to 4, 500 beyond); once more with 1 MiB
- *   blocks;
+ *   blocks (DART_TEST_ITERS caps the rounds here at 500, and the rounds of
+ *   the remote reads, the totals and the fetching atomics);
  * - data put to one unit with the signal on a third (by dart_put_signal,
  *   its handle form, and dart_put then dart_signal): the unit that sees
  *   the signal gets the data from the second;
@@ -224,6 +225,7 @@ static void test_cmp_local(void)
 /* ---- reads of other units' words ---- */
 
 #define TORN_K 3000
+static int torn_k = TORN_K; /* DART_TEST_ITERS caps it (main) */
 /* a value whose halves agree: a torn read would not */
 static uint64_t halves(uint64_t k) { return k << 32 | k; }
 
@@ -257,17 +259,17 @@ static void test_remote_read(void)
   /* the next unit sets its word while this one reads it: every value read
    * is one that was set */
   int torn = 0;
-  for (uint64_t k = 1; k <= TORN_K; k++) {
+  for (uint64_t k = 1; k <= (uint64_t)torn_k; k++) {
     CHECK_OK(dart_signal(word(g, me, 1), halves(k), DART_SIGNAL_SET));
     const uint64_t v = sig_read(word(g, next, 1));
-    if ((v >> 32) != (v & 0xffffffffu) || (v >> 32) > TORN_K) {
+    if ((v >> 32) != (v & 0xffffffffu) || (v >> 32) > (uint64_t)torn_k) {
       if (torn++ == 0)
         FAILF("read %#llx from unit %d's word, never set",
               (unsigned long long)v, next);
     }
   }
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
-  CHECK_EQ(sig_read(word(g, next, 1)), halves(TORN_K));
+  CHECK_EQ(sig_read(word(g, next, 1)), halves((uint64_t)torn_k));
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
   CHECK_OK(dart_team_memfree(g));
 }
@@ -275,22 +277,24 @@ static void test_remote_read(void)
 /* ---- exact ADD totals ---- */
 
 #define ADD_K 500
+static int add_k = ADD_K; /* DART_TEST_ITERS caps it (main) */
 
 static void test_add_totals(dart_gptr_t g)
 {
-  /* word 0: unit 0's, every unit adds 1 ADD_K times; word 1: every unit
-   * adds its id + 1 to every unit's, ADD_K times */
+  /* word 0: unit 0's, every unit adds 1 add_k times; word 1: every unit
+   * adds its id + 1 to every unit's, add_k times */
   set_own(word(g, me, 0), 0);
   set_own(word(g, me, 1), 0);
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
-  for (int k = 0; k < ADD_K; k++) {
+  for (int k = 0; k < add_k; k++) {
     CHECK_OK(dart_signal(word(g, 0, 0), 1, DART_SIGNAL_ADD));
     for (int t = 0; t < n; t++)
       CHECK_OK(dart_signal(word(g, (me + k + t) % n, 1), (uint64_t)me + 1,
                            DART_SIGNAL_ADD));
   }
-  const uint64_t want0 = (uint64_t)n * ADD_K,
-                 want1 = (uint64_t)ADD_K * (uint64_t)n * (uint64_t)(n + 1) / 2;
+  const uint64_t want0 = (uint64_t)n * add_k,
+                 want1 =
+                     (uint64_t)add_k * (uint64_t)n * (uint64_t)(n + 1) / 2;
   uint64_t seen = 0;
   /* the ADDs arrive without a barrier: the waits serve them */
   CHECK_OK(dart_signal_wait_until(word(g, me, 1), DART_CMP_GE, want1, &seen));
@@ -707,6 +711,8 @@ static void test_third_unit(void)
 #define FAO_K 400 /* per unit; a multiple of BATCH */
 #define BATCH 8
 #define CAS_K 150
+/* DART_TEST_ITERS caps them (main) */
+static int fao_k = FAO_K, cas_k = CAS_K;
 
 /* Completes BATCH handles in the chunk's way; the results are read after. */
 static void complete_batch(int chunk, dart_handle_t *hs, dart_gptr_t target)
@@ -770,11 +776,11 @@ static void test_atomic_handles(void)
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
   const dart_gptr_t up = word(g, 0, 0), down = word(g, 0, 1),
                     cas = word(g, n - 1, 2);
-  uint64_t *olds = malloc(FAO_K * sizeof *olds);
-  long *lolds = malloc(FAO_K * sizeof *lolds);
+  uint64_t *olds = malloc(fao_k * sizeof *olds);
+  long *lolds = malloc(fao_k * sizeof *lolds);
   const uint64_t one = 1;
   const long minus_one = -1;
-  for (int chunk = 0; chunk < FAO_K / BATCH; chunk++) {
+  for (int chunk = 0; chunk < fao_k / BATCH; chunk++) {
     dart_handle_t hs[BATCH], ls[BATCH];
     for (int i = 0; i < BATCH; i++) {
       const int k = chunk * BATCH + i;
@@ -797,23 +803,23 @@ static void test_atomic_handles(void)
     complete_batch(chunk, hs, up);
     complete_batch(chunk, ls, down);
   }
-  for (int k = 0; k < FAO_K; k++) {
-    if (olds[k] >= (uint64_t)n * FAO_K) {
+  for (int k = 0; k < fao_k; k++) {
+    if (olds[k] >= (uint64_t)n * fao_k) {
       FAILF("fetch-and-add %d fetched %llu", k, (unsigned long long)olds[k]);
       break;
     }
   }
   /* the fetched values of one unit grow where it waited for each */
   for (int k = 1; k < BATCH; k++) CHECK(olds[k] > olds[k - 1]);
-  uint64_t *neg = malloc(FAO_K * sizeof *neg);
-  for (int k = 0; k < FAO_K; k++) neg[k] = (uint64_t)(-lolds[k]);
-  check_tickets("fetch-and-add (ULONGLONG)", olds, FAO_K, 0);
-  check_tickets("fetch-and-add -1 (LONG)", neg, FAO_K, 0);
+  uint64_t *neg = malloc(fao_k * sizeof *neg);
+  for (int k = 0; k < fao_k; k++) neg[k] = (uint64_t)(-lolds[k]);
+  check_tickets("fetch-and-add (ULONGLONG)", olds, fao_k, 0);
+  check_tickets("fetch-and-add -1 (LONG)", neg, fao_k, 0);
 
   /* compare-and-swap increments, with and without a handle; each unit's
    * successful swaps take distinct values */
-  uint64_t *won = malloc(CAS_K * sizeof *won);
-  for (int k = 0; k < CAS_K; k++) {
+  uint64_t *won = malloc(cas_k * sizeof *won);
+  for (int k = 0; k < cas_k; k++) {
     uint64_t cur = 0x7777, seen, next;
     dart_handle_t h = NOT_A_HANDLE;
     CHECK_OK(dart_fetch_and_op_handle(cas, NULL, &cur, DART_TYPE_ULONGLONG,
@@ -844,19 +850,19 @@ static void test_atomic_handles(void)
     }
     won[k] = cur;
   }
-  check_tickets("compare-and-swap", won, CAS_K, 0);
+  check_tickets("compare-and-swap", won, cas_k, 0);
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
   uint64_t total = 0;
   long ltotal = 0;
   CHECK_OK(dart_fetch_and_op(up, NULL, &total, DART_TYPE_ULONGLONG,
                              DART_OP_NO_OP));
-  CHECK_EQ(total, (uint64_t)n * FAO_K);
+  CHECK_EQ(total, (uint64_t)n * fao_k);
   CHECK_OK(dart_fetch_and_op(down, NULL, &ltotal, DART_TYPE_LONG,
                              DART_OP_NO_OP));
-  CHECK_EQ(ltotal, -(long)n * FAO_K);
+  CHECK_EQ(ltotal, -(long)n * fao_k);
   CHECK_OK(dart_fetch_and_op(cas, NULL, &total, DART_TYPE_ULONGLONG,
                              DART_OP_NO_OP));
-  CHECK_EQ(total, (uint64_t)n * CAS_K);
+  CHECK_EQ(total, (uint64_t)n * cas_k);
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
   free(won);
   free(neg);
@@ -1159,6 +1165,16 @@ int main(int argc, char **argv)
     if (strcmp(argv[i], "--gpu") == 0) gpu_only = true;
     else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
       ring_rounds = atoi(argv[++i]);
+  }
+  /* fewer rounds where the MPI library's one-sided operations are slow */
+  const char *iters = getenv("DART_TEST_ITERS");
+  if (iters != NULL && atoi(iters) > 0) {
+    const int cap = atoi(iters);
+    if (cap < torn_k) torn_k = cap;
+    if (cap < add_k) add_k = cap;
+    if (cap < cas_k) cas_k = cap;
+    if (cap < fao_k) fao_k = cap < BATCH ? BATCH : cap - cap % BATCH;
+    if (ring_rounds == 0) ring_rounds = cap < 500 ? cap : 500;
   }
   int device = -1;
   CHECK_OK(dart_memkind_device(&device));
