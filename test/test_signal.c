@@ -20,10 +20,10 @@
  *   dart_test, and by dart_put and dart_put_handle left incomplete before
  *   a dart_signal, with SET and ADD, as elements and as bytes; the source is
  *   overwritten as soon as it may be reused; the consumer sees the round
- *   it waited for and every element of it (--rounds N; default 10^4 at
- *   up to 2 units, 2000 at up to 4, 500 beyond); once more with 1 MiB
- *   blocks (DART_TEST_ITERS caps the rounds here at 500, and the rounds of
- *   the remote reads, the totals and the fetching atomics);
+ *   it waited for and every element of it (--rounds N; default 10^4);
+ *   once more with 1 MiB blocks (DART_TEST_ITERS caps the rounds here at
+ *   500, and the rounds of the remote reads, the totals and the fetching
+ *   atomics);
  * - data put to one unit with the signal on a third (by dart_put_signal,
  *   its handle form, and dart_put then dart_signal): the unit that sees
  *   the signal gets the data from the second;
@@ -588,13 +588,7 @@ static void ring_run(const ring_t *c)
   free(host);
 }
 
-static int ring_rounds = 0; /* --rounds; 0: by the unit count */
-
-static int default_rounds(void)
-{
-  if (ring_rounds > 0) return ring_rounds;
-  return n <= 2 ? 10000 : n <= 4 ? 2000 : 500;
-}
+static int ring_rounds = 10000; /* --rounds, DART_TEST_ITERS */
 
 static void test_ring_host(void)
 {
@@ -605,7 +599,7 @@ static void test_ring_host(void)
   CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, 3, DART_TYPE_ULONGLONG,
                                       &sig));
   uint64_t *src = malloc(elems * sizeof *src);
-  ring_t c = {"ring", data, elems, false, sig, default_rounds(), src, false};
+  ring_t c = {"ring", data, elems, false, sig, ring_rounds, src, false};
   ring_run(&c);
   free(src);
   /* 1 MiB + 8 B blocks */
@@ -875,7 +869,7 @@ static void test_atomic_handles(void)
 
 static int device_rounds(void)
 {
-  const int r = default_rounds() / 10;
+  const int r = ring_rounds / 10;
   return r < 100 ? 100 : r;
 }
 
@@ -1160,11 +1154,13 @@ int main(int argc, char **argv)
   dart_test_init(&argc, &argv);
   me = dart_test_unit;
   n = dart_test_units;
-  bool gpu_only = false;
+  bool gpu_only = false, rounds_given = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--gpu") == 0) gpu_only = true;
-    else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+    else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       ring_rounds = atoi(argv[++i]);
+      rounds_given = true;
+    }
   }
   /* fewer rounds where the MPI library's one-sided operations are slow */
   const char *iters = getenv("DART_TEST_ITERS");
@@ -1174,7 +1170,7 @@ int main(int argc, char **argv)
     if (cap < add_k) add_k = cap;
     if (cap < cas_k) cas_k = cap;
     if (cap < fao_k) fao_k = cap < BATCH ? BATCH : cap - cap % BATCH;
-    if (ring_rounds == 0) ring_rounds = cap < 500 ? cap : 500;
+    if (!rounds_given) ring_rounds = cap < 500 ? cap : 500;
   }
   int device = -1;
   CHECK_OK(dart_memkind_device(&device));
