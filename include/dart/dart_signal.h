@@ -25,7 +25,8 @@
  * target; the handle is DART_HANDLE_NULL when the operation completed at
  * once. Over UCX, 4- and 8-byte compare-and-swap and fetch-and-op with
  * DART_OP_SUM (integers), DART_OP_REPLACE or DART_OP_NO_OP stay in flight
- * until the handle completes.
+ * until the handle completes; over MPI, compare-and-swap and fetch-and-op
+ * with DART_OP_NO_OP do.
  */
 #ifndef DART__SIGNAL_H_
 #define DART__SIGNAL_H_

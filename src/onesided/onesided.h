@@ -52,6 +52,9 @@ struct dart_handle_struct {
   dart_team_t team;
   int unit;
   void *event; /* the ipc path's: completes this operation alone */
+  /* the mpi path's compare-and-swap operands, which MPI reads until the
+   * operation completes */
+  uint64_t operands[2];
   struct dart_handle_struct *next_free;
 };
 

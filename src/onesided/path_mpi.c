@@ -303,10 +303,52 @@ static dart_ret_t mpi_rmw_block(const dart__atomic_t *a, size_t first,
   return DART_OK;
 }
 
+/*
+ * A compare-and-swap or a read (fetch with DART_OP_NO_OP) for a handle,
+ * one MPI operation each: left in flight until the handle's wait flushes
+ * the unit, with the operands in the handle. False, with nothing done,
+ * for the others (read-compute-swap loops, complete on return).
+ */
+static bool start_with_handle(const dart__atomic_t *a, mpi_team_t *w,
+                              dart_ret_t *ret)
+{
+  const dart__target_t *t = a->target;
+  if (a->handle == NULL ||
+      (a->kind != DART__ATOMIC_CAS && a->op != DART_OP_NO_OP))
+    return false;
+  dart_handle_t h =
+      dart__onesided__handle_new(t->team, t->unit, DART__PATH_MPI, false);
+  if (h == NULL) return false; /* complete now instead */
+  const MPI_Aint disp = t->route->disp + (MPI_Aint)t->offset;
+  int rc;
+  if (a->kind == DART__ATOMIC_CAS) {
+    memcpy(&h->operands[0], a->values, a->size);
+    memcpy(&h->operands[1], a->compare, a->size);
+    rc = MPI_Compare_and_swap(&h->operands[0], &h->operands[1], a->result,
+                              cas_type(a->size), t->unit, disp, w->win);
+  } else {
+    rc = MPI_Fetch_and_op(NULL, a->result, cas_type(a->size), t->unit, disp,
+                          MPI_NO_OP, w->win);
+  }
+  if (rc != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(a->func, "MPI_%s on unit %d of team %d failed",
+                      a->kind == DART__ATOMIC_CAS ? "Compare_and_swap"
+                                                  : "Fetch_and_op",
+                      t->unit, (int)t->team->id);
+    dart__onesided__handle_release(h);
+    *ret = DART_ERR_OTHER;
+    return true;
+  }
+  mark_dirty(w, t->unit);
+  *a->handle = h;
+  *ret = DART_OK;
+  return true;
+}
+
 static dart_ret_t mpi_atomic(const dart__atomic_t *a)
 {
   const dart__target_t *t = a->target;
-  const mpi_team_t *w = win_of(t->team);
+  mpi_team_t *w = win_of(t->team);
   MPI_Win win = w->win;
   if (__builtin_expect(!dart__rt.mpi_cas_ok, 0)) {
     DART_LOG_ERROR_IN(a->func, "no atomics through MPI: its one-sided "
@@ -314,6 +356,8 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
                                "(set OMPI_MCA_osc=pt2pt,sm)");
     return DART_ERR_OTHER;
   }
+  dart_ret_t ret;
+  if (start_with_handle(a, w, &ret)) return ret;
   if (a->kind == DART__ATOMIC_CAS) {
     DART__MPI_CHECK_IN(a->func, MPI_Compare_and_swap(
         a->values, a->compare, a->result, cas_type(a->size), t->unit,
@@ -323,8 +367,7 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
              a->op != DART_OP_NO_OP) {
     for (size_t first = 0; first < a->nelem; first += RMW_BLOCK) {
       size_t n = a->nelem - first < RMW_BLOCK ? a->nelem - first : RMW_BLOCK;
-      dart_ret_t ret = mpi_rmw_block(a, first, n);
-      if (ret != DART_OK) return ret;
+      if ((ret = mpi_rmw_block(a, first, n)) != DART_OK) return ret;
     }
   }
   /* an atomic often publishes data (a flag): direct loads of our own part
