@@ -6,14 +6,21 @@
  *              shared window (the floor; only where unit 1 shares the node)
  *   mpi_dyn    MPI_Fetch_and_op, MPI_Compare_and_swap + MPI_Win_flush on a
  *              dynamic window
+ * and fetch-and-add in windows of WINDOW operations in flight at once:
+ *   dart_handles  dart_fetch_and_op_handle, then dart_waitall
+ *   mpi_dyn_win   MPI_Fetch_and_op, then one MPI_Win_flush
  * Each compare-and-swap succeeds (it expects the value the last one
- * left), and every run checks the counter and the results it saw.
+ * left), and every run checks the counter and the results it saw (a
+ * window's, in any order, are the values before it and after).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dart/dart.h>
 #include <dart/dart_ext.h>
 #include <mpi.h>
+#include <dart/dart_signal.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dart_bench.h"
 #include "pair.h"
@@ -71,6 +78,45 @@ static uint64_t run(int impl, op_t op, uint64_t at, long n)
   return old;
 }
 
+#define WINDOW 16
+
+/* Fetch-and-adds in windows (impl 3: dart handles, 4: MPI) from the
+ * counter value at; returns the last value seen, UINT64_MAX on an error. */
+static uint64_t run_window(int impl, uint64_t at, long n)
+{
+  const uint64_t one = 1;
+  uint64_t old[WINDOW];
+  dart_handle_t h[WINDOW];
+  for (long first = 0; first < n; first += WINDOW) {
+    int w = n - first < WINDOW ? (int)(n - first) : WINDOW, ok = 1;
+    for (int i = 0; i < w && ok; i++)
+      ok = impl == 3 ? dart_fetch_and_op_handle(pair.target, &one, &old[i],
+                                                DART_TYPE_ULONGLONG,
+                                                DART_OP_SUM, &h[i]) == DART_OK
+                     : MPI_Fetch_and_op(&one, &old[i], MPI_UINT64_T, 1,
+                                        pair.dyn_peer, MPI_SUM,
+                                        pair.dyn_win) == MPI_SUCCESS;
+    if (ok)
+      ok = impl == 3 ? dart_waitall(h, (size_t)w) == DART_OK
+                     : MPI_Win_flush(1, pair.dyn_win) == MPI_SUCCESS;
+    /* each value from at + first on, once */
+    char seen[WINDOW];
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < w && ok; i++) {
+      uint64_t k = old[i] - (at + (uint64_t)first);
+      ok = k < (uint64_t)w && !seen[k];
+      if (ok) seen[k] = 1;
+    }
+    if (!ok) {
+      fprintf(stderr, "bench_atomic: impl %d: a window from %llu failed\n",
+              impl, (unsigned long long)(at + (uint64_t)first));
+      failed = 1;
+      return UINT64_MAX;
+    }
+  }
+  return at + (uint64_t)n - 1;
+}
+
 int main(int argc, char **argv)
 {
   bench_opts_t o;
@@ -82,19 +128,25 @@ int main(int argc, char **argv)
   uint64_t *words[3] = {(uint64_t *)pair.dart_mine, (uint64_t *)pair.shm_mine,
                         (uint64_t *)pair.dyn_mine};
 
-  static const char *const names[3] = {"dart", "cpu", "mpi_dyn"};
+  static const int word_of[5] = {0, 1, 2, 0, 2};
+  uint64_t counter[3] = {0, 0, 0};
+  static const char *const names[5] = {"dart", "cpu", "mpi_dyn",
+                                       "dart_handles", "mpi_dyn_win"};
   static const char *const ops[2] = {"fetch_add", "cas"};
-  for (int impl = 0; impl < 3; impl++) {
+  for (int impl = 0; impl < 5; impl++) {
     if (impl == 1 && !pair.shared) continue;
-    uint64_t at = 0; /* the counter (unit 0's view) */
-    for (int op = FETCH_ADD; op <= CAS; op++) {
+    const bool windows = impl >= 3;
+    /* the counter (unit 0's view), which the windows go on counting */
+    uint64_t at = counter[word_of[impl]];
+    for (int op = FETCH_ADD; op <= (windows ? FETCH_ADD : CAS); op++) {
       long iters = 8;
       double times[64];
       int reps = o.reps < 64 ? o.reps : 64;
       for (int r = -1; r < reps; r++) {
         if (me == 0) {
           double t0 = bench_now();
-          uint64_t last = run(impl, (op_t)op, at, iters);
+          uint64_t last = windows ? run_window(impl, at, iters)
+                                  : run(impl, (op_t)op, at, iters);
           double per = (bench_now() - t0) / (double)iters;
           at = last + 1;
           if (r >= 0) times[r] = per;
@@ -110,9 +162,11 @@ int main(int argc, char **argv)
      * them on memory it did not allocate, with the target's progress) */
     dart_barrier(DART_TEAM_ALL);
     MPI_Bcast(&at, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (me == 1 && __atomic_load_n(words[impl], __ATOMIC_SEQ_CST) != at) {
+    counter[word_of[impl]] = at;
+    uint64_t *word = words[word_of[impl]];
+    if (me == 1 && __atomic_load_n(word, __ATOMIC_SEQ_CST) != at) {
       fprintf(stderr, "bench_atomic: %s counter is %llu, not %llu\n",
-              names[impl], (unsigned long long)*words[impl],
+              names[impl], (unsigned long long)*word,
               (unsigned long long)at);
       failed = 1;
     }

@@ -274,7 +274,7 @@ END {
   print "### Atomics"
   for (li = 0; li < 3; li++) {
     lay = li == 2 ? "upn1.ucx" : li ? "upn1" : "node"
-    by_size("fetch-and-add", "atomic", lay, 2, "dart=atomic:fetch_add:dart|CPU=atomic:fetch_add:cpu|MPI dynamic=atomic:fetch_add:mpi_dyn|OpenSHMEM=atomic:fetch_add:shmem", li ? 3 : 2, "µs")
+    by_size("fetch-and-add", "atomic", lay, 2, "dart=atomic:fetch_add:dart|CPU=atomic:fetch_add:cpu|MPI dynamic=atomic:fetch_add:mpi_dyn|OpenSHMEM=atomic:fetch_add:shmem|dart handles, 16 in flight=atomic:fetch_add:dart_handles|MPI dynamic, 16 per flush=atomic:fetch_add:mpi_dyn_win", li ? 3 : 2, "µs")
     by_size("compare-and-swap", "atomic", lay, 2, "dart=atomic:cas:dart|CPU=atomic:cas:cpu|MPI dynamic=atomic:cas:mpi_dyn|OpenSHMEM=atomic:cas:shmem", li ? 3 : 2, "µs")
   }
   print ""

@@ -491,8 +491,11 @@ static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
     h->event = NULL; /* waited for, or gone with a failure */
     ret = dart__gpu__event_wait(func, event);
   } else if (team != NULL) {
-    ret = local && h->is_put ? path->flush_local(func, team, h->unit)
-                             : path->flush(func, team, h->unit);
+    /* a get or a fetching atomic is complete once it is locally: its data
+     * is here (UCX's local completion waits for requests alone, not for
+     * the endpoint's flush) */
+    ret = local || !h->is_put ? path->flush_local(func, team, h->unit)
+                              : path->flush(func, team, h->unit);
   }
   if (ret != DART_OK) return ret; /* logged where it failed */
   dart__onesided__handle_release(h);

@@ -111,6 +111,7 @@ static inline dart_ret_t start_accumulate(const char *func,
                                           uint64_t addr)
 {
   atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
+  dart__ucx.fence_owed = true;
   return amo(func, r, native_op(op), keep_operand(operand, size), NULL, size,
              addr);
 }
@@ -130,7 +131,6 @@ static dart_ret_t start_fetch(const char *func, const dart__ucx_remote_t *r,
       .datatype = ucp_dt_make_contig(size),
       .cb.send = dart__ucx__op_done,
       .reply_buffer = reply};
-  atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
   ucs_status_ptr_t req = ucp_atomic_op_nbx(
       r->ep, op, keep_operand(operand, size), 1, addr, r->rkey, &param);
   *started = req != NULL && !UCS_PTR_IS_ERR(req);
@@ -170,10 +170,13 @@ static bool start_with_handle(const dart__atomic_t *a,
   }
   bool started = false;
   if ((*ret = free_slots(a->func, 1)) != DART_OK) return true;
-  /* after this unit's operations started before, without waiting */
-  if (atomic_load_explicit(&dart__ucx.acc_started, memory_order_relaxed) &&
-      (*ret = fence(a->func)) != DART_OK)
-    return true;
+  /* after the accumulates and signals started before, without waiting
+   * (not after other fetches in flight: a fence would wait for them, on
+   * transports without one of their own) */
+  if (dart__ucx.fence_owed) {
+    if ((*ret = fence(a->func)) != DART_OK) return true;
+    dart__ucx.fence_owed = false;
+  }
   *ret = start_fetch(a->func, r, op, operand, a->result, a->size, r->addr,
                      &started);
   if (*ret == DART_OK && started) {
@@ -278,6 +281,7 @@ dart_ret_t dart__ucx__atomic(const dart__atomic_t *a)
       atomic_load_explicit(&dart__ucx.acc_started, memory_order_relaxed)) {
     /* after the accumulates left to complete: this one sees them */
     atomic_store_explicit(&dart__ucx.acc_started, false, memory_order_relaxed);
+    dart__ucx.fence_owed = false;
     if ((ret = dart__ucx__complete_all(a->func)) != DART_OK) return ret;
   }
   if (a->kind != DART__ATOMIC_ACCUMULATE) {
@@ -337,7 +341,10 @@ dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
       ret = start_accumulate(func, &r, DART_OP_SUM, &value, sizeof value,
                              r.addr);
   } else if ((ret = free_slots(func, 2)) == DART_OK) {
-    /* a swap has a reply: the old value goes to a slot of its own */
+    /* a swap has a reply: the old value goes to a slot of its own; later
+     * atomics of this unit see it (as they see started accumulates) */
+    atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
+    dart__ucx.fence_owed = true;
     bool in_flight;
     uint64_t *old = &dart__ucx.acc_operand[dart__ucx.acc_slots_used++];
     ret = start_fetch(func, &r, UCP_ATOMIC_OP_SWAP, &value, old,

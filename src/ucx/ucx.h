@@ -55,6 +55,10 @@ typedef struct {
   uint64_t acc_operand[DART__UCX_ACC_SLOTS];
   unsigned acc_slots_used;
   atomic_bool acc_started;
+  /* such accumulates, or signals, started since the last fence or since
+   * everything completed: a fetch started for a handle fences first (one
+   * thread in DART, as they) */
+  bool fence_owed;
 } dart__ucx_t;
 
 /* hidden: addressed relative to the code, not through the GOT */
