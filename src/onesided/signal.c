@@ -50,50 +50,65 @@ static dart_ret_t signal_target(const char *func, dart_gptr_t signal,
                                        target);
 }
 
-/* Validates a signal word of the caller's own part; *remote (may be
- * NULL): others update it by a path other than CPU atomics. */
-static dart_ret_t own_signal(const char *func, dart_gptr_t signal,
-                             bool *remote)
-{
+/* A signal word, validated and resolved for reads. */
+typedef struct {
   dart__target_t target;
-  dart_ret_t ret = signal_target(func, signal, &target);
+  _Atomic uint64_t *load; /* where this process loads it, or NULL */
+} word_t;
+
+static dart_ret_t word_resolve(const char *func, dart_gptr_t signal,
+                               word_t *w)
+{
+  dart_ret_t ret = signal_target(func, signal, &w->target);
   if (ret != DART_OK) return ret;
-  if (remote) *remote = !dart__path_load_store(target.route->atomics);
-  if (target.unit != target.team->myid) {
+  const dart__route_t *r = w->target.route;
+  w->load = dart__path_load_store(r->path)
+                ? (_Atomic uint64_t *)(void *)(r->base + w->target.offset)
+                : NULL;
+  return DART_OK;
+}
+
+/* A word of the caller's own part, resolved into *w. */
+static dart_ret_t own_word(const char *func, dart_gptr_t signal, word_t *w)
+{
+  dart_ret_t ret = word_resolve(func, signal, w);
+  if (ret != DART_OK) return ret;
+  if (w->target.unit != w->target.team->myid) {
     DART_LOG_ERROR_IN(func, "the signal word is unit %d's of team %d, not "
                             "the caller's own",
-                      target.unit, (int)target.team->id);
+                      w->target.unit, (int)w->target.team->id);
     return DART_ERR_INVAL;
   }
   return DART_OK;
 }
 
-/* The word's value now (validated here: logged as func). */
-static dart_ret_t read_word(const char *func, dart_gptr_t signal,
+/* Whether others update w by a path other than CPU atomics. */
+static bool updated_remotely(const word_t *w)
+{
+  return !dart__path_load_store(w->target.route->atomics);
+}
+
+/* The word's value now. */
+static dart_ret_t word_read(const char *func, const word_t *w,
                             uint64_t *value)
 {
-  dart__target_t target;
-  dart_ret_t ret = signal_target(func, signal, &target);
-  if (ret != DART_OK) return ret;
-  const dart__route_t *r = target.route;
+  const dart__route_t *r = w->target.route;
   /* host memory this process loads: a word that the network's or MPI's
    * atomics update is loaded too (a read excludes no update), once the
    * path's updates are ordered before the load (MPI_Win_sync in MPI's
    * separate memory model) */
-  if (dart__path_load_store(r->path)) {
-    if (!dart__path_load_store(r->atomics) &&
-        (ret = dart__transport__sync(func)) != DART_OK)
+  if (w->load != NULL) {
+    dart_ret_t ret;
+    if (updated_remotely(w) && (ret = dart__transport__sync(func)) != DART_OK)
       return ret;
     /* this unit's own updates queued for CPU atomics come first */
     dart__transport__acc_complete();
-    *value = atomic_load_explicit(
-        (_Atomic uint64_t *)(void *)(r->base + target.offset),
-        memory_order_acquire);
+    *value = atomic_load_explicit(w->load, memory_order_acquire);
     /* a caller that polls here serves the others now and then */
     dart__transport__count_op(r->path);
     return DART_OK;
   }
-  return dart__onesided__fetch_op_word(func, &target, NULL, value,
+  return dart__onesided__fetch_op_word(func, &w->target, NULL, value,
                                        DART_OP_NO_OP);
 }
 
@@ -147,7 +162,11 @@ static dart_ret_t put_signal(const char *func, dart_gptr_t dst,
   /* a host path stages device memory through the host, apart */
   const bool staged =
       !dart__path_props[path].device && dart__gpu__is_device(src);
-  const bool ordered = ops->signal != NULL && path == atomics &&
+  /* CPU stores and CPU atomics (self and shm) order as one path */
+  const bool same_path =
+      path == atomics ||
+      (dart__path_load_store(path) && dart__path_load_store(atomics));
+  const bool ordered = ops->signal != NULL && same_path &&
                        put.team == sig.team && put.unit == sig.unit &&
                        !staged;
   if (nelem > 0)
@@ -212,8 +231,10 @@ dart_ret_t dart_signal_read(dart_gptr_t signal, uint64_t *value)
     DART_LOG_ERROR("value is NULL");
     return DART_ERR_INVAL;
   }
-  uint64_t word; /* read_word validates the word */
-  dart_ret_t ret = read_word(__func__, signal, &word);
+  word_t w;
+  uint64_t word;
+  dart_ret_t ret = word_resolve(__func__, signal, &w);
+  if (ret == DART_OK) ret = word_read(__func__, &w, &word);
   if (ret == DART_OK) *value = word;
   return ret;
 }
@@ -227,15 +248,17 @@ dart_ret_t dart_signal_test(dart_gptr_t signal, dart_cmp_t cmp,
     return DART_ERR_INVAL;
   }
   if (!cmp_valid(__func__, cmp)) return DART_ERR_INVAL;
-  dart_ret_t ret = own_signal(__func__, signal, NULL);
+  word_t w;
   uint64_t word;
-  if (ret == DART_OK) ret = read_word(__func__, signal, &word);
+  dart_ret_t ret = own_word(__func__, signal, &w);
+  if (ret == DART_OK) ret = word_read(__func__, &w, &word);
   if (ret != DART_OK) return ret;
   *flag = compare(word, cmp, value);
   return DART_OK;
 }
 
 typedef enum { WAIT_ALL, WAIT_ANY, WAIT_SOME } wait_for_t;
+#define WAIT_RESOLVED 8
 
 /*
  * Waits until all, one or some of the n own words compare true, serving
@@ -257,18 +280,24 @@ static dart_ret_t wait_words(const char *func, const dart_gptr_t *signals,
   if (!cmp_valid(func, cmp)) return DART_ERR_INVAL;
   dart_ret_t ret;
   bool remote = false;
+  /* the first WAIT_RESOLVED words resolved once, the others every round */
+  word_t resolved[WAIT_RESOLVED], w;
   for (size_t i = 0; i < n; i++) {
-    bool by_remote;
-    if ((ret = own_signal(func, signals[i], &by_remote)) != DART_OK)
-      return ret;
-    remote |= by_remote;
+    word_t *wi = i < WAIT_RESOLVED ? &resolved[i] : &w;
+    if ((ret = own_word(func, signals[i], wi)) != DART_OK) return ret;
+    remote |= updated_remotely(wi);
   }
   unsigned spins = 0;
   for (;;) {
     size_t hits = 0;
     uint64_t word = 0, last = 0;
     for (size_t i = 0; i < n; i++) {
-      if ((ret = read_word(func, signals[i], &word)) != DART_OK) return ret;
+      if (i >= WAIT_RESOLVED &&
+          (ret = word_resolve(func, signals[i], &w)) != DART_OK)
+        return ret;
+      if ((ret = word_read(func, i < WAIT_RESOLVED ? &resolved[i] : &w,
+                           &word)) != DART_OK)
+        return ret;
       if (!compare(word, cmp, value)) {
         if (wait_for == WAIT_ALL) break;
         continue;
