@@ -88,6 +88,12 @@ static bool updated_remotely(const word_t *w)
   return !dart__path_load_store(w->target.route->atomics);
 }
 
+/* Whether the updates of w need this unit's costly progress sources. */
+static bool served_costly(const word_t *w)
+{
+  return dart__path_props[w->target.route->atomics].costly_progress;
+}
+
 /* The word's value now. */
 static dart_ret_t word_read(const char *func, const word_t *w,
                             uint64_t *value)
@@ -279,13 +285,13 @@ static dart_ret_t wait_words(const char *func, const dart_gptr_t *signals,
   }
   if (!cmp_valid(func, cmp)) return DART_ERR_INVAL;
   dart_ret_t ret;
-  bool remote = false;
+  bool costly = false;
   /* the first WAIT_RESOLVED words resolved once, the others every round */
   word_t resolved[WAIT_RESOLVED], w;
   for (size_t i = 0; i < n; i++) {
     word_t *wi = i < WAIT_RESOLVED ? &resolved[i] : &w;
     if ((ret = own_word(func, signals[i], wi)) != DART_OK) return ret;
-    remote |= updated_remotely(wi);
+    costly |= served_costly(wi);
   }
   unsigned spins = 0;
   for (;;) {
@@ -312,7 +318,7 @@ static dart_ret_t wait_words(const char *func, const dart_gptr_t *signals,
       if (seen) *seen = last;
       return DART_OK;
     }
-    dart__progress__wait_turn_served(&spins, remote);
+    dart__progress__wait_turn_served(&spins, costly);
   }
 }
 

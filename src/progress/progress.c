@@ -95,9 +95,9 @@ void dart__progress__wait_turn(unsigned *spins)
   wait_turn(spins, *spins >= 32 && *spins % 16 == 15);
 }
 
-void dart__progress__wait_turn_served(unsigned *spins, bool remote)
+void dart__progress__wait_turn_served(unsigned *spins, bool costly)
 {
-  wait_turn(spins, remote || *spins >= 32);
+  wait_turn(spins, costly || *spins >= 32);
 }
 
 dart_ret_t dart__progress__serve(void)

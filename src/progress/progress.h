@@ -71,9 +71,9 @@ void dart__progress__wait_turn(unsigned *spins);
  * unit's memory (a signal word): those operations may need this unit's
  * every source (MPI's one-sided ones wait for it inside MPI), so the
  * costly sources come every turn once the wait is no longer short, or
- * from the first turn where remote (a path other than CPU stores brings
- * it: each of its round trips waits for this unit's next poll). */
-void dart__progress__wait_turn_served(unsigned *spins, bool remote);
+ * from the first turn where costly (what is waited for comes through
+ * them: each of its round trips waits for this unit's next poll). */
+void dart__progress__wait_turn_served(unsigned *spins, bool costly);
 
 /* Waits for n MPI requests while driving the sources: a unit blocked in a
  * plain MPI call would starve the operations aimed at it. Logs as func

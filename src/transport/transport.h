@@ -49,6 +49,9 @@ typedef struct {
   bool target_progress; /* its operations advance only while their target
                          * unit drives progress (ucx: RMA it emulates with
                          * messages; stage) */
+  bool costly_progress; /* their target serves them in the costly progress
+                         * sources, which a wait polls now and then (mpi:
+                         * osc/pt2pt's messages) */
 } dart__path_props_t;
 extern const dart__path_props_t dart__path_props[];
 
