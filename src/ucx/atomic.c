@@ -111,7 +111,7 @@ static inline dart_ret_t start_accumulate(const char *func,
                                           uint64_t addr)
 {
   atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
-  dart__ucx.fence_owed = true;
+  atomic_store_explicit(&dart__ucx.fence_owed, true, memory_order_relaxed);
   return amo(func, r, native_op(op), keep_operand(operand, size), NULL, size,
              addr);
 }
@@ -173,9 +173,9 @@ static bool start_with_handle(const dart__atomic_t *a,
   /* after the accumulates and signals started before, without waiting
    * (not after other fetches in flight: a fence would wait for them, on
    * transports without one of their own) */
-  if (dart__ucx.fence_owed) {
+  if (atomic_load_explicit(&dart__ucx.fence_owed, memory_order_relaxed)) {
     if ((*ret = fence(a->func)) != DART_OK) return true;
-    dart__ucx.fence_owed = false;
+    atomic_store_explicit(&dart__ucx.fence_owed, false, memory_order_relaxed);
   }
   *ret = start_fetch(a->func, r, op, operand, a->result, a->size, r->addr,
                      &started);
@@ -281,7 +281,7 @@ dart_ret_t dart__ucx__atomic(const dart__atomic_t *a)
       atomic_load_explicit(&dart__ucx.acc_started, memory_order_relaxed)) {
     /* after the accumulates left to complete: this one sees them */
     atomic_store_explicit(&dart__ucx.acc_started, false, memory_order_relaxed);
-    dart__ucx.fence_owed = false;
+    atomic_store_explicit(&dart__ucx.fence_owed, false, memory_order_relaxed);
     if ((ret = dart__ucx__complete_all(a->func)) != DART_OK) return ret;
   }
   if (a->kind != DART__ATOMIC_ACCUMULATE) {
@@ -344,7 +344,7 @@ dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
     /* a swap has a reply: the old value goes to a slot of its own; later
      * atomics of this unit see it (as they see started accumulates) */
     atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
-    dart__ucx.fence_owed = true;
+    atomic_store_explicit(&dart__ucx.fence_owed, true, memory_order_relaxed);
     bool in_flight;
     uint64_t *old = &dart__ucx.acc_operand[dart__ucx.acc_slots_used++];
     ret = start_fetch(func, &r, UCP_ATOMIC_OP_SWAP, &value, old,

@@ -278,6 +278,6 @@ dart_ret_t dart__ucx__flush_all(const char *func, dart__team_t *team)
       atomic_load_explicit(&dart__ucx.epoch, memory_order_relaxed) + 1,
       memory_order_relaxed);
   atomic_store_explicit(&dart__ucx.acc_started, false, memory_order_relaxed);
-  dart__ucx.fence_owed = false;
+  atomic_store_explicit(&dart__ucx.fence_owed, false, memory_order_relaxed);
   return dart__ucx__complete_all(func);
 }

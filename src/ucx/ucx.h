@@ -56,9 +56,8 @@ typedef struct {
   unsigned acc_slots_used;
   atomic_bool acc_started;
   /* such accumulates, or signals, started since the last fence or since
-   * everything completed: a fetch started for a handle fences first (one
-   * thread in DART, as they) */
-  bool fence_owed;
+   * everything completed: a fetch started for a handle fences first */
+  atomic_bool fence_owed;
 } dart__ucx_t;
 
 /* hidden: addressed relative to the code, not through the GOT */
