@@ -428,11 +428,7 @@ dart_ret_t dart_fetch_and_op_handle(dart_gptr_t gptr, const void *value,
                                     dart_handle_t *handle)
 {
   DART__CHECK_INIT();
-  if (handle == NULL) {
-    DART_LOG_ERROR("handle is NULL");
-    return DART_ERR_INVAL;
-  }
-  *handle = DART_HANDLE_NULL;
+  if (!dart__onesided__handle_out(__func__, handle)) return DART_ERR_INVAL;
   return atomic(__func__, gptr, DART__ATOMIC_FETCH_OP, value, NULL, result, 1,
                 dtype, op, handle);
 }
@@ -443,11 +439,7 @@ dart_ret_t dart_compare_and_swap_handle(dart_gptr_t gptr, const void *value,
                                         dart_handle_t *handle)
 {
   DART__CHECK_INIT();
-  if (handle == NULL) {
-    DART_LOG_ERROR("handle is NULL");
-    return DART_ERR_INVAL;
-  }
-  *handle = DART_HANDLE_NULL;
+  if (!dart__onesided__handle_out(__func__, handle)) return DART_ERR_INVAL;
   return atomic(__func__, gptr, DART__ATOMIC_CAS, value, compare, result, 1,
                 dtype, DART_OP_REPLACE, handle);
 }

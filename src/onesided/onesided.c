@@ -185,20 +185,13 @@ routed_transfer(const char *func, dart_gptr_t gptr, void *local,
 {
   dart__target_t target;
   dart__xfer_t x;
-  if (__builtin_expect(mode == DART__MODE_HANDLE && handle == NULL, 0)) {
-    DART_LOG_ERROR_IN(func, "handle is NULL");
-    return DART_ERR_INVAL;
-  }
   /* a failed call leaves a handle that waits for nothing, as DART-MPI's:
    * DASH waits on the handles of the gets it started, failed ones too */
-  if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
+  if (mode == DART__MODE_HANDLE && !dart__onesided__handle_out(func, handle))
+    return DART_ERR_INVAL;
   dart_ret_t ret = prepare(func, gptr, local, nelem, local_type, remote_type,
                            is_put, &target, &x);
-  if (ret != DART_OK) return ret;
-  if (nelem == 0) {
-    if (mode == DART__MODE_HANDLE) *handle = DART_HANDLE_NULL;
-    return DART_OK;
-  }
+  if (ret != DART_OK || nelem == 0) return ret;
   return dart__onesided__transfer(&target, &x, is_put, mode, handle);
 }
 

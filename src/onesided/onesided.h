@@ -58,6 +58,19 @@ struct dart_handle_struct {
   struct dart_handle_struct *next_free;
 };
 
+/* The handle output of a public function: false, logged as func, where
+ * it is NULL; else set to DART_HANDLE_NULL (what a failed call leaves). */
+static inline bool dart__onesided__handle_out(const char *func,
+                                              dart_handle_t *handle)
+{
+  if (handle == NULL) {
+    DART_LOG_ERROR_IN(func, "handle is NULL");
+    return false;
+  }
+  *handle = DART_HANDLE_NULL;
+  return true;
+}
+
 /* A handle for an operation on unit of team along path; NULL when out of
  * memory. */
 dart_handle_t dart__onesided__handle_new(dart__team_t *team, int unit,

@@ -78,18 +78,6 @@ static dart_ret_t ipc_atomic(const dart__atomic_t *a)
                         : ret;
 }
 
-/* In stream order behind the put's copies, whose completion the atomic's
- * own wait for the stream includes: one synchronisation for both. */
-static dart_ret_t ipc_signal(const char *func, const dart__target_t *t,
-                             uint64_t value, bool add, bool *started)
-{
-  uint64_t old;
-  const dart__atomic_t a =
-      dart__transport__signal_update(func, t, &value, add, &old);
-  *started = false;
-  return ipc_atomic(&a);
-}
-
 /* device memory on the node, the caller's own included: node peers'
  * parts are mapped on first use (dart__globmem__device_part) */
 static dart_ret_t ipc_reach(const char *func, const dart__reach_t *q,
@@ -114,5 +102,4 @@ const dart__path_ops_t dart__path_ipc = {.reach = ipc_reach,
                                          .flush = ipc_flush,
                                          .flush_local = ipc_flush,
                                          .flush_all = ipc_flush_all,
-                                         .atomic = ipc_atomic,
-                                         .signal = ipc_signal};
+                                         .atomic = ipc_atomic};

@@ -358,6 +358,10 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
   }
   dart_ret_t ret;
   if (start_with_handle(a, w, &ret)) return ret;
+  /* the flushes below complete what this unit started towards the unit
+   * before too (dart_put_signal's put: no flush of its own) */
+  if (a->kind != DART__ATOMIC_ACCUMULATE || a->op != DART_OP_NO_OP)
+    unmark_dirty(w, t->unit);
   if (a->kind == DART__ATOMIC_CAS) {
     DART__MPI_CHECK_IN(a->func, MPI_Compare_and_swap(
         a->values, a->compare, a->result, cas_type(a->size), t->unit,
@@ -373,21 +377,6 @@ static dart_ret_t mpi_atomic(const dart__atomic_t *a)
   /* an atomic often publishes data (a flag): direct loads of our own part
    * that follow it must see what came before it */
   return sync_window(a->func, w);
-}
-
-/* A read-compute-swap like every atomic here, whose first flush (of the
- * read) completes what this unit started towards the unit before it, the
- * put of dart_put_signal: one round trip fewer than a flush of its own;
- * complete on return. */
-static dart_ret_t mpi_signal(const char *func, const dart__target_t *t,
-                             uint64_t value, bool add, bool *started)
-{
-  uint64_t old;
-  const dart__atomic_t a =
-      dart__transport__signal_update(func, t, &value, add, &old);
-  *started = false;
-  unmark_dirty(win_of(t->team), t->unit);
-  return mpi_atomic(&a);
 }
 
 static dart_ret_t mpi_flush_all(const char *func, dart__team_t *team)
@@ -538,5 +527,4 @@ const dart__path_ops_t dart__path_mpi = {
     .attach = mpi_attach,
     .detach = mpi_detach,
     .sync = mpi_sync,
-    .atomic = mpi_atomic,
-    .signal = mpi_signal};
+    .atomic = mpi_atomic};

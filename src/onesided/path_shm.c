@@ -59,19 +59,6 @@ static dart_ret_t shm_atomic(const dart__atomic_t *a)
   return DART_OK;
 }
 
-/* A CPU atomic, after the stores of the put before it, which a
- * non-blocking put released (dart__transport__stores_done): a unit that
- * acquires the update sees them. Complete on return. */
-static dart_ret_t shm_signal(const char *func, const dart__target_t *t,
-                             uint64_t value, bool add, bool *started)
-{
-  uint64_t old;
-  const dart__atomic_t a =
-      dart__transport__signal_update(func, t, &value, add, &old);
-  *started = false;
-  return shm_atomic(&a);
-}
-
 /* the caller's own host memory (the caller filled in its base) */
 static dart_ret_t self_reach(const char *func, const dart__reach_t *q,
                              dart__route_t *r, bool *reached)
@@ -121,8 +108,7 @@ const dart__path_ops_t dart__path_self = {.info = "self (memcpy)",
                                           .flush = shm_flush,
                                           .flush_local = shm_flush,
                                           .flush_all = shm_flush_all,
-                                          .atomic = shm_atomic,
-                                          .signal = shm_signal};
+                                          .atomic = shm_atomic};
 const dart__path_ops_t dart__path_shm = {
     .info = "shm (memcpy through shared windows)",
     .reach = shm_reach,
@@ -131,5 +117,4 @@ const dart__path_ops_t dart__path_shm = {
     .flush = shm_flush,
     .flush_local = shm_flush,
     .flush_all = shm_flush_all,
-    .atomic = shm_atomic,
-    .signal = shm_signal};
+    .atomic = shm_atomic};

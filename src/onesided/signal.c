@@ -2,8 +2,9 @@
  * Point-to-point completion (dart_signal.h), over the paths' slots: a put
  * with a signal is the put, then the signal's update, an atomic operation
  * on the signal's segment's atomics path (the atomics rule holds for
- * signal words as for any other), which that path's signal slot orders
- * after the put without waiting for it where it has one. A wait reads the
+ * signal words as for any other), which follows the put without waiting
+ * for it where that path orders the two (its signal slot, or
+ * atomic_follows_puts). A wait reads the
  * caller's own word: by an acquire load where this process loads and
  * stores the memory (its own part, node peers' shared windows), else
  * through the atomics path (a fetch of nothing), and between reads serves
@@ -119,17 +120,16 @@ static dart_ret_t word_read(const char *func, const word_t *w,
 }
 
 /* The signal's update, after what the caller completed or ordered before
- * it: the atomics path's signal slot, which may leave it in flight
- * (*started), else its atomic slot, complete on return. */
+ * it: the atomics path's signal slot, which leaves it in flight, else its
+ * atomic slot, complete on return. */
 static dart_ret_t update(const char *func, const dart__target_t *sig,
-                         uint64_t value, dart_signal_op_t op, bool *started)
+                         uint64_t value, dart_signal_op_t op)
 {
   const int atomics = sig->route->atomics;
   const dart__path_ops_t *ops = dart__transport__paths[atomics];
-  *started = false;
   if (ops->signal != NULL) {
     dart__transport__count_op(atomics);
-    return ops->signal(func, sig, value, op == DART_SIGNAL_ADD, started);
+    return ops->signal(func, sig, value, op == DART_SIGNAL_ADD);
   }
   uint64_t old;
   return dart__onesided__fetch_op_word(
@@ -141,11 +141,11 @@ static dart_ret_t update(const char *func, const dart__target_t *sig,
  * The put, then the signal; a bad signal or a bad put leaves both undone.
  * Where the signal's atomics path orders its update after the put (the
  * put took that path to the same unit of the same team), the put is only
- * started and the path's signal slot follows it at once: UCX's waits for
+ * started and the update follows it at once: UCX's signal slot waits for
  * nothing at the target (the flush of the signal's unit, or the handle,
- * completes both), MPI's completes the put with its own first flush. Else
- * the put completes at its target first. Without a handle, returns once
- * src may be reused.
+ * completes both); the atomic slots complete both (MPI's first flush,
+ * the device stream's synchronisation). Else the put completes at its
+ * target first. Without a handle, returns once src may be reused.
  */
 static dart_ret_t put_signal(const char *func, dart_gptr_t dst,
                              const void *src, size_t nelem,
@@ -172,15 +172,15 @@ static dart_ret_t put_signal(const char *func, dart_gptr_t dst,
   const bool same_path =
       path == atomics ||
       (dart__path_load_store(path) && dart__path_load_store(atomics));
-  const bool ordered = ops->signal != NULL && same_path &&
-                       put.team == sig.team && put.unit == sig.unit &&
-                       !staged;
+  const bool ordered =
+      (ops->signal != NULL || dart__path_props[atomics].atomic_follows_puts) &&
+      same_path && put.team == sig.team && put.unit == sig.unit && !staged;
   if (nelem > 0)
     ret = dart__onesided__transfer(
         &put, &x, true, ordered ? DART__MODE_NB : DART__MODE_BLOCKING, NULL);
-  bool started = false;
-  if (ret == DART_OK) ret = update(func, &sig, value, op, &started);
-  if (ret != DART_OK || !started) return ret; /* complete */
+  if (ret == DART_OK) ret = update(func, &sig, value, op);
+  /* complete, unless the signal slot left it in flight */
+  if (ret != DART_OK || ops->signal == NULL) return ret;
   if (handle == NULL)
     return ordered ? ops->flush_local(func, put.team, put.unit) : DART_OK;
   *handle = dart__onesided__handle_new(sig.team, sig.unit, atomics, true);
@@ -205,11 +205,7 @@ dart_ret_t dart_put_signal_handle(dart_gptr_t dst, const void *src,
                                   dart_handle_t *handle)
 {
   DART__CHECK_INIT();
-  if (handle == NULL) {
-    DART_LOG_ERROR("handle is NULL");
-    return DART_ERR_INVAL;
-  }
-  *handle = DART_HANDLE_NULL;
+  if (!dart__onesided__handle_out(__func__, handle)) return DART_ERR_INVAL;
   return put_signal(__func__, dst, src, nelem, src_type, dst_type, signal,
                     value, op, handle);
 }
@@ -226,8 +222,7 @@ dart_ret_t dart_signal(dart_gptr_t signal, uint64_t value,
   dart__transport__acc_complete();
   if ((ret = dart__transport__flush_all(__func__, NULL)) != DART_OK)
     return ret;
-  bool started;
-  return update(__func__, &target, value, op, &started);
+  return update(__func__, &target, value, op);
 }
 
 dart_ret_t dart_signal_read(dart_gptr_t signal, uint64_t *value)

@@ -149,9 +149,10 @@ static void write_info(FILE *out)
   fprintf(out, "\n");
   fprintf(out, "  atomics: CPU atomics when a team is on one node, else %s\n",
           remote);
-  fprintf(out, "  signals (dart_signal.h): the put complete at its target, "
-               "then the word's atomic update; waits read their own words "
-               "(loads under CPU atomics, else the atomics path)\n");
+  fprintf(out, "  signals (dart_signal.h): the put, then the word's atomic "
+               "update, ordered on one path (UCX: fence, both in flight "
+               "until a flush), else after the put completed; waits read "
+               "their own words (loads, else the atomics path)\n");
   fprintf(out, "  queued accumulates (CPU atomics): %s\n",
           dart__rt.thread_level == DART_THREAD_MULTIPLE
               ? "none (DART_THREAD_MULTIPLE)"

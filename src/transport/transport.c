@@ -63,12 +63,18 @@ dart_ret_t dart__transport__route(const char *func, const dart__reach_t *q,
 }
 
 const dart__path_props_t dart__path_props[DART_PATH_COUNT] = {
-    [DART__PATH_SELF] = {.load_store = true, .mapped = true},
-    [DART__PATH_SHM] = {.load_store = true, .mapped = true},
-    [DART__PATH_MPI] = {.costly_progress = true},
+    [DART__PATH_SELF] = {.load_store = true,
+                         .mapped = true,
+                         .atomic_follows_puts = true},
+    [DART__PATH_SHM] = {.load_store = true,
+                        .mapped = true,
+                        .atomic_follows_puts = true},
+    [DART__PATH_MPI] = {.costly_progress = true, .atomic_follows_puts = true},
     [DART__PATH_UCX] = {.target_progress = true},
     [DART__PATH_CMA] = {0},
-    [DART__PATH_IPC] = {.mapped = true, .device = true},
+    [DART__PATH_IPC] = {.mapped = true,
+                        .device = true,
+                        .atomic_follows_puts = true},
     [DART__PATH_STAGE] = {.device = true, .target_progress = true},
 };
 

@@ -52,6 +52,12 @@ typedef struct {
   bool costly_progress; /* their target serves them in the costly progress
                          * sources, which a wait polls now and then (mpi:
                          * osc/pt2pt's messages) */
+  bool atomic_follows_puts; /* a fetch-and-op that changes a word through
+                             * its atomic slot lands after the puts this
+                             * unit started before on the path to the
+                             * word's unit (self, shm: CPU stores released
+                             * before a CPU atomic; mpi: the flush of its
+                             * read; ipc: the unit's stream) */
 } dart__path_props_t;
 extern const dart__path_props_t dart__path_props[];
 
@@ -131,24 +137,6 @@ typedef struct {
    * it; else it stays DART_HANDLE_NULL, complete on return. */
   dart_handle_t *handle;
 } dart__atomic_t;
-
-/* The fetch-and-op that updates the signal word at t (signal slots that
- * update through their path's atomic slot): *old gets the word before. */
-static inline dart__atomic_t dart__transport__signal_update(
-    const char *func, const dart__target_t *t, const uint64_t *value,
-    bool add, uint64_t *old)
-{
-  const dart__atomic_t a = {.func = func,
-                            .target = t,
-                            .kind = DART__ATOMIC_FETCH_OP,
-                            .type = DART_TYPE_ULONGLONG,
-                            .size = sizeof *old,
-                            .op = add ? DART_OP_SUM : DART_OP_REPLACE,
-                            .values = value,
-                            .result = old,
-                            .nelem = 1};
-  return a;
-}
 
 /* *out = old op operand for one element of a->type (out of line: the
  * compare-and-swap loops of every path share it). */
@@ -242,16 +230,15 @@ typedef struct {
    * except accumulates the UCX path starts (dart_communication.h) and what
    * a->handle lets it start */
   dart_ret_t (*atomic)(const dart__atomic_t *a);
-  /* Updates the signal word at t (a uint64_t; value set, or added where
-   * add) on the segment's atomics path, which is this path, after every
-   * operation this unit started before on the path towards t's unit of
-   * t's team: a
-   * unit that sees the update sees what they wrote. *started: it may still
-   * be in flight, with them, until the path's flush of the unit; else all
-   * of it is complete. NULL: signal.c completes the data first and updates
-   * through the atomic slot (dart_signal.h). */
+  /* Starts the update of the signal word at t (a uint64_t; value set, or
+   * added where add) on the segment's atomics path, which is this path,
+   * after every operation this unit started before on the path towards
+   * t's unit: a unit that sees the update sees what they wrote. It stays
+   * in flight, with them, until the path's flush of the unit. NULL:
+   * signal.c updates through the atomic slot, complete on return (after
+   * the put, where atomic_follows_puts, else after completing it). */
   dart_ret_t (*signal)(const char *func, const dart__target_t *t,
-                       uint64_t value, bool add, bool *started);
+                       uint64_t value, bool add);
   /* dart_accumulate's hot path along a route cache entry whose atomics
    * take the path: one element of size 4 or 8 at offset of the part,
    * aligned, whose operation is one instruction, with no accumulate queued

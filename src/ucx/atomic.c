@@ -104,21 +104,29 @@ static inline const void *keep_operand(const void *operand, size_t size)
 
 /* Starts a deferrable accumulate of one element of size bytes at addr,
  * with a slot free for its operand. */
+/* An update started that later atomics of this unit must see: they
+ * complete it first (acc_started), or fence after it (fence_owed). */
+static inline void update_started(void)
+{
+  atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
+  atomic_store_explicit(&dart__ucx.fence_owed, true, memory_order_relaxed);
+}
+
 static inline dart_ret_t start_accumulate(const char *func,
                                           const dart__ucx_remote_t *r,
                                           dart_operation_t op,
                                           const void *operand, size_t size,
                                           uint64_t addr)
 {
-  atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
-  atomic_store_explicit(&dart__ucx.fence_owed, true, memory_order_relaxed);
+  update_started();
   return amo(func, r, native_op(op), keep_operand(operand, size), NULL, size,
              addr);
 }
 
 /* A fetching UCX atomic of size bytes at addr, only started: reply gets
  * the old value (for CSWAP it holds the new value on entry) once the
- * operation completes, which *started says it has not yet. */
+ * operation completes, which *started (may be NULL) says it has not
+ * yet. */
 static dart_ret_t start_fetch(const char *func, const dart__ucx_remote_t *r,
                               ucp_atomic_op_t op, const void *operand,
                               void *reply, size_t size, uint64_t addr,
@@ -133,7 +141,7 @@ static dart_ret_t start_fetch(const char *func, const dart__ucx_remote_t *r,
       .reply_buffer = reply};
   ucs_status_ptr_t req = ucp_atomic_op_nbx(
       r->ep, op, keep_operand(operand, size), 1, addr, r->rkey, &param);
-  *started = req != NULL && !UCS_PTR_IS_ERR(req);
+  if (started) *started = req != NULL && !UCS_PTR_IS_ERR(req);
   return dart__ucx__count(func, "ucp_atomic_op_nbx", req, r->unit, false);
 }
 
@@ -323,10 +331,8 @@ dart_ret_t dart__ucx__cached_accumulate(const char *func,
 }
 
 dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
-                             uint64_t value, bool add, bool *started)
+                             uint64_t value, bool add)
 {
-  /* what the fence ordered it after is left to the flush in every case */
-  *started = true;
   dart__ucx_remote_t r;
   dart_ret_t ret = dart__ucx__remote_of(func, t, &r);
   if (ret == DART_OK) ret = fence(func);
@@ -341,14 +347,11 @@ dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
       ret = start_accumulate(func, &r, DART_OP_SUM, &value, sizeof value,
                              r.addr);
   } else if ((ret = free_slots(func, 2)) == DART_OK) {
-    /* a swap has a reply: the old value goes to a slot of its own; later
-     * atomics of this unit see it (as they see started accumulates) */
-    atomic_store_explicit(&dart__ucx.acc_started, true, memory_order_relaxed);
-    atomic_store_explicit(&dart__ucx.fence_owed, true, memory_order_relaxed);
-    bool in_flight;
+    /* a swap has a reply: the old value goes to a slot of its own */
+    update_started();
     uint64_t *old = &dart__ucx.acc_operand[dart__ucx.acc_slots_used++];
     ret = start_fetch(func, &r, UCP_ATOMIC_OP_SWAP, &value, old,
-                      sizeof value, r.addr, &in_flight);
+                      sizeof value, r.addr, NULL);
   }
   dart__ucx__serve_others();
   return ret;

@@ -279,7 +279,7 @@ dart_ret_t dart__ucx__flush_all(const char *func, dart__team_t *team);
 /* atomic.c */
 dart_ret_t dart__ucx__atomic(const dart__atomic_t *a);
 dart_ret_t dart__ucx__signal(const char *func, const dart__target_t *t,
-                             uint64_t value, bool add, bool *started);
+                             uint64_t value, bool add);
 dart_ret_t dart__ucx__cached_accumulate(const char *func,
                                         dart__route_cache_t *e,
                                         uint64_t offset, const void *value,
