@@ -14,6 +14,7 @@
 #include "globmem/globmem.h"
 #include "gpu/gpu.h"
 #include "onesided/onesided.h"
+#include "plan/plan.h"
 #include "progress/progress.h"
 #include "team/team.h"
 #include "transport/acc_queue.h"
@@ -248,7 +249,8 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   /* a team's locks retire, then its segments go, before the team */
   dart__team__on_release(dart__onesided__team_release);
   dart__team__on_release(dart__globmem__segtab_fini);
-  if ((ret = dart__team__init_all()) != DART_OK) goto fail_op;
+  if ((ret = dart__plan__init()) != DART_OK) goto fail_op;
+  if ((ret = dart__team__init_all()) != DART_OK) goto fail_plan;
   if ((ret = paths[DART__PATH_MPI]->init()) != DART_OK) goto fail_teams;
   dart__rt.transport = DART__TRANSPORT_MPI; /* until UCX starts */
   dart__rt.remote_path = DART__PATH_MPI;
@@ -287,6 +289,8 @@ fail_mpi:
   paths[DART__PATH_MPI]->fini();
 fail_teams:
   dart__team__fini_all();
+fail_plan:
+  dart__plan__fini();
 fail_op:
   dart__types__op_fini();
 fail_dtype:
@@ -335,6 +339,7 @@ dart_ret_t dart_exit(void)
   paths[DART__PATH_CMA]->fini();
   if (paths[DART__PATH_UCX] != NULL) paths[DART__PATH_UCX]->fini();
   paths[DART__PATH_MPI]->fini();
+  dart__plan__fini();
   dart__types__op_fini();
   dart__types__dtype_fini();
   MPI_Comm_free(&dart__rt.comm);

@@ -164,7 +164,7 @@ dart_ret_t dart__team__init_all(void)
   return DART_OK;
 }
 
-#define MAX_RELEASES 4
+#define MAX_RELEASES 8
 static dart__team__release_t releases[MAX_RELEASES];
 static int nreleases;
 

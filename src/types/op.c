@@ -1,6 +1,7 @@
 #include "types/op.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <threads.h>
 
 #include "base/log.h"
@@ -164,6 +165,127 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
                       (unsigned long)op, (long)t->base);
     return DART_ERR_INVAL;
   }
+  return DART_OK;
+}
+
+/* ---- local combinations (dart__types__op_local) ---- */
+
+#define LOCAL_LOOP(name, c_type, expr)                                     \
+  static void name(const void *in_, void *inout_, size_t n, void *ctx)    \
+  {                                                                         \
+    (void)ctx;                                                              \
+    const c_type *in = in_;                                                 \
+    c_type *io = inout_;                                                    \
+    for (size_t i = 0; i < n; i++) {                                        \
+      c_type a = io[i], b = in[i];                                          \
+      io[i] = (expr);                                                       \
+    }                                                                       \
+  }
+
+/* Each type's loops, in the order of the operations' values
+ * (DART_OP_MIN .. DART_OP_LXOR; NULL for MINMAX); floating types have
+ * the arithmetic ones only. */
+#define LOCAL_ARITH(tag, c_type)                                           \
+  LOCAL_LOOP(tag##_min, c_type, b < a ? b : a)                             \
+  LOCAL_LOOP(tag##_max, c_type, b > a ? b : a)                             \
+  LOCAL_LOOP(tag##_sum, c_type, a + b)                                     \
+  LOCAL_LOOP(tag##_prod, c_type, a * b)
+#define LOCAL_INTEGRAL(tag, c_type)                                        \
+  LOCAL_ARITH(tag, c_type)                                                 \
+  LOCAL_LOOP(tag##_band, c_type, a & b)                                    \
+  LOCAL_LOOP(tag##_land, c_type, a && b)                                   \
+  LOCAL_LOOP(tag##_bor, c_type, a | b)                                     \
+  LOCAL_LOOP(tag##_lor, c_type, a || b)                                    \
+  LOCAL_LOOP(tag##_bxor, c_type, a ^ b)                                    \
+  LOCAL_LOOP(tag##_lxor, c_type, !a != !b)                                 \
+  static void (*const tag##_loops[])(const void *, void *, size_t,         \
+                                     void *) = {                           \
+      tag##_min,  tag##_max, NULL,      tag##_sum,  tag##_prod,            \
+      tag##_band, tag##_land, tag##_bor, tag##_lor, tag##_bxor,            \
+      tag##_lxor};
+#define LOCAL_FLOATING(tag, c_type)                                        \
+  LOCAL_ARITH(tag, c_type)                                                 \
+  static void (*const tag##_loops[])(const void *, void *, size_t,         \
+                                     void *) = {                           \
+      tag##_min, tag##_max, NULL, tag##_sum, tag##_prod};
+
+LOCAL_INTEGRAL(byte, signed char)
+LOCAL_INTEGRAL(short, short)
+LOCAL_INTEGRAL(int, int)
+LOCAL_INTEGRAL(uint, unsigned)
+LOCAL_INTEGRAL(long, long)
+LOCAL_INTEGRAL(ulong, unsigned long)
+LOCAL_INTEGRAL(longlong, long long)
+LOCAL_INTEGRAL(ulonglong, unsigned long long)
+LOCAL_FLOATING(float, float)
+LOCAL_FLOATING(double, double)
+LOCAL_FLOATING(ldouble, long double)
+
+typedef void (*local_loop_t)(const void *, void *, size_t, void *);
+static const struct {
+  const local_loop_t *loops;
+  size_t nloops;
+} local_loops[DART_TYPE_LAST] = {
+#define LOOPS(t, tag) [t] = {tag##_loops, sizeof tag##_loops / sizeof *tag##_loops}
+    LOOPS(DART_TYPE_BYTE, byte),         LOOPS(DART_TYPE_SHORT, short),
+    LOOPS(DART_TYPE_INT, int),           LOOPS(DART_TYPE_UINT, uint),
+    LOOPS(DART_TYPE_LONG, long),         LOOPS(DART_TYPE_ULONG, ulong),
+    LOOPS(DART_TYPE_LONGLONG, longlong), LOOPS(DART_TYPE_ULONGLONG, ulonglong),
+    LOOPS(DART_TYPE_FLOAT, float),       LOOPS(DART_TYPE_DOUBLE, double),
+    LOOPS(DART_TYPE_LONG_DOUBLE, ldouble),
+#undef LOOPS
+};
+
+static void local_replace(const void *in, void *inout, size_t n, void *ctx)
+{
+  memcpy(inout, in, n * ((const dart__dtype_t *)ctx)->elem_size);
+}
+
+static void local_keep(const void *in, void *inout, size_t n, void *ctx)
+{
+  (void)in, (void)inout, (void)n, (void)ctx;
+}
+
+static void local_user(const void *in, void *inout, size_t n, void *ctx)
+{
+  const user_op_t *u = ctx;
+  u->fn(in, inout, n, u->userdata);
+}
+
+dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
+                                 const dart__dtype_t *t,
+                                 dart__op_local_t *local)
+{
+  if (t->kind != DART__DT_BASIC) {
+    DART_LOG_ERROR_IN(func, "datatype %ld is not a basic type",
+                      (long)t->base);
+    return DART_ERR_INVAL;
+  }
+  if (op == DART_OP_REPLACE || op == DART_OP_NO_OP) {
+    local->fn = op == DART_OP_REPLACE ? local_replace : local_keep;
+    local->ctx = (void *)t;
+    return DART_OK;
+  }
+  if (op == DART_OP_MINMAX) {
+    DART_LOG_ERROR_IN(func, "DART_OP_MINMAX combines pairs, not elements");
+    return DART_ERR_INVAL;
+  }
+  MPI_Op mpi_op;
+  MPI_Datatype mpi_type;
+  size_t per_mpi_elem;
+  dart_ret_t ret =
+      dart__types__op_mpi(func, op, t, &mpi_op, &mpi_type, &per_mpi_elem);
+  if (ret != DART_OK) return ret;
+  if (op >= DART__OP_FIRST_USER) {
+    uint32_t id = 0;
+    user_id(op, &id); /* valid: dart__types__op_mpi found it */
+    local->fn = local_user;
+    local->ctx = dart__base__slots_get(&user_ops, id);
+    return DART_OK;
+  }
+  /* dart__types__op_mpi admitted op for t: its loop exists */
+  local->fn = local_loops[t->base].loops[op - DART_OP_MIN];
+  local->ctx = NULL;
   return DART_OK;
 }
 

@@ -19,6 +19,26 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
                                const dart__dtype_t *t, MPI_Op *mpi_op,
                                MPI_Datatype *mpi_type, size_t *per_mpi_elem);
 
+/*
+ * A combination of elements in this process: fn(in, inout, n, ctx) sets
+ * inout[i] to inout[i] op in[i] for n elements of the type (REPLACE copies
+ * in, NO_OP leaves inout as it is).
+ */
+typedef struct {
+  void (*fn)(const void *in, void *inout, size_t n, void *ctx);
+  void *ctx;
+} dart__op_local_t;
+
+/*
+ * The local combination of elements of the basic type t with op: a
+ * predefined reduction that applies to t (not MINMAX, which combines
+ * pairs), REPLACE, NO_OP or a user operation created for t. Logs as func
+ * and returns DART_ERR_INVAL otherwise.
+ */
+dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
+                                 const dart__dtype_t *t,
+                                 dart__op_local_t *local);
+
 dart_ret_t dart__types__op_init(void);
 void dart__types__op_fini(void);
 

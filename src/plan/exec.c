@@ -1,0 +1,422 @@
+/*
+ * The operations of a plan (dart_plan.h): begin packs and sends what this
+ * unit sends, end receives, applies and acknowledges (plan.h has the
+ * message protocol). Nothing here allocates, hashes or locks.
+ *
+ * bcast:  begin: my roots to each reader; my own leaves.
+ *         end:   each owner's roots into my leaves.
+ * reduce: begin: my leaves to each owner.
+ *         end:   every unit's leaves (mine too) into my roots, by unit.
+ * fetch:  begin: my leaves' operands to each owner.
+ *         end:   every unit's operands (mine too) applied to my roots by
+ *                unit, the old values back to each reader; then each
+ *                owner's old values into my leafupdate.
+ */
+#include <dart/dart_signal.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/runtime.h"
+#include "plan/plan.h"
+
+/* ---- walking patterns ---- */
+
+typedef struct {
+  char *a, *b, *c; /* c: fetch's old values, at b's places */
+  size_t elem;
+  dart__op_local_t op;
+} run_ctx_t;
+
+/* a -> b: packing */
+static void run_copy(void *ctx, int64_t a, int64_t b, size_t len)
+{
+  const run_ctx_t *r = ctx;
+  memcpy(r->b + b * (int64_t)r->elem, r->a + a * (int64_t)r->elem,
+         len * r->elem);
+}
+
+/* a = a op b: unpacking into an array */
+static void run_apply(void *ctx, int64_t a, int64_t b, size_t len)
+{
+  const run_ctx_t *r = ctx;
+  r->op.fn(r->b + b * (int64_t)r->elem, r->a + a * (int64_t)r->elem, len,
+           r->op.ctx);
+}
+
+/* b = b op a: a unit's own roots into its own leaves */
+static void run_apply_to_b(void *ctx, int64_t a, int64_t b, size_t len)
+{
+  const run_ctx_t *r = ctx;
+  r->op.fn(r->a + a * (int64_t)r->elem, r->b + b * (int64_t)r->elem, len,
+           r->op.ctx);
+}
+
+/* c = a, then a = a op b, in chunks (a run's elements are distinct, and
+ * runs are applied in order, so a root that several runs share sees each
+ * operand in turn) */
+static void run_fetch(void *ctx, int64_t a, int64_t b, size_t len)
+{
+  const run_ctx_t *r = ctx;
+  enum { CHUNK = 512 };
+  _Alignas(16) char old[CHUNK];
+  size_t per = CHUNK / r->elem;
+  char *pa = r->a + a * (int64_t)r->elem, *pb = r->b + b * (int64_t)r->elem,
+       *pc = r->c + b * (int64_t)r->elem;
+  for (size_t done = 0; done < len;) {
+    size_t n = len - done < per ? len - done : per, bytes = n * r->elem;
+    memcpy(old, pa, bytes);
+    r->op.fn(pb, pa, n, r->op.ctx);
+    memcpy(pc, old, bytes);
+    done += n;
+    pa += bytes;
+    pb += bytes;
+    pc += bytes;
+  }
+}
+
+/* ---- messages ---- */
+
+/* Waits until one of my words reaches value (the acquire load alone
+ * where it has: the common case costs no call). */
+static dart_ret_t wait_word(_Atomic uint64_t *word, dart_gptr_t g,
+                            uint64_t value)
+{
+  if (atomic_load_explicit(word, memory_order_acquire) >= value)
+    return DART_OK;
+  return dart_signal_wait_until(g, DART_CMP_GE, value, NULL);
+}
+
+/* Where the next message to p is to be packed, once p has consumed the
+ * one that used the slot before. */
+static dart_ret_t send_slot(dart__plan_peer_t *p, char **dst)
+{
+  uint64_t m = p->sent;
+  if (m >= 2) {
+    dart_ret_t ret = wait_word(p->ack_word, p->ack_word_g, m - 1);
+    if (ret != DART_OK) return ret;
+  }
+  *dst = p->direct ? p->out[m & 1] : p->staging;
+  return DART_OK;
+}
+
+/* Hands the message packed at src (send_slot's place, or my global
+ * memory) to p. */
+static dart_ret_t send_post(dart__plan_peer_t *p, const char *src,
+                            size_t bytes)
+{
+  uint64_t m = p->sent;
+  if (p->direct) {
+    atomic_store_explicit(p->peer_in_word, m + 1, memory_order_release);
+  } else {
+    dart_ret_t ret = dart_put_signal(p->out_g[m & 1], src, bytes,
+                                     DART_TYPE_BYTE, DART_TYPE_BYTE,
+                                     p->peer_in_word_g, m + 1,
+                                     DART_SIGNAL_SET);
+    if (ret != DART_OK) return ret;
+  }
+  p->sent = m + 1;
+  return DART_OK;
+}
+
+/* The next message from p, once it is there. */
+static dart_ret_t recv_wait(dart__plan_peer_t *p, char **src)
+{
+  uint64_t m = p->received;
+  dart_ret_t ret = wait_word(p->in_word, p->in_word_g, m + 1);
+  if (ret != DART_OK) return ret;
+  *src = p->in[m & 1];
+  return DART_OK;
+}
+
+/* Tells p that its message's slot is free again. */
+static dart_ret_t recv_done(dart__plan_peer_t *p)
+{
+  uint64_t m = ++p->received;
+  if (p->direct) {
+    atomic_store_explicit(p->peer_ack_word, m, memory_order_release);
+    return DART_OK;
+  }
+  return dart_signal(p->peer_ack_word_g, m, DART_SIGNAL_SET);
+}
+
+/* Packs array's elements of pattern pat for p and sends them. */
+static dart_ret_t send_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
+                               const dart__plan_pattern_t *pat,
+                               const void *array)
+{
+  char *dst;
+  dart_ret_t ret = send_slot(p, &dst);
+  if (ret != DART_OK) return ret;
+  run_ctx_t r = {.a = (char *)array, .b = dst, .elem = plan->type->elem_size};
+  dart__plan__pattern_walk(pat, run_copy, &r);
+  return send_post(p, dst, pat->nelem * r.elem);
+}
+
+/* Receives p's message and applies it to array's elements of pat. */
+static dart_ret_t recv_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
+                               const dart__plan_pattern_t *pat, void *array,
+                               dart__op_local_t op)
+{
+  char *src;
+  dart_ret_t ret = recv_wait(p, &src);
+  if (ret != DART_OK) return ret;
+  run_ctx_t r = {.a = array, .b = src, .elem = plan->type->elem_size,
+                 .op = op};
+  dart__plan__pattern_walk(pat, run_apply, &r);
+  return recv_done(p);
+}
+
+/* A reader's operands applied to my roots; their old values back. */
+static dart_ret_t serve_fetch(const dart__plan_t *plan, dart__plan_peer_t *p,
+                              void *rootdata)
+{
+  char *src, *dst;
+  dart_ret_t ret = recv_wait(p, &src);
+  if (ret == DART_OK) ret = send_slot(p, &dst);
+  if (ret != DART_OK) return ret;
+  /* across nodes the reply goes out of the inbound slot itself, which is
+   * global memory */
+  if (!p->direct) dst = src;
+  run_ctx_t r = {.a = rootdata, .b = src, .c = dst,
+                 .elem = plan->type->elem_size, .op = plan->local};
+  dart__plan__pattern_walk(&p->roots, run_fetch, &r);
+  ret = send_post(p, dst, p->roots.nelem * r.elem);
+  if (ret != DART_OK) return ret;
+  return recv_done(p);
+}
+
+/* ---- the operations ---- */
+
+static dart_ret_t begin_bcast(dart__plan_t *plan)
+{
+  for (size_t k = 0; k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    if (p->roots.nelem == 0) continue;
+    dart_ret_t ret = send_pattern(plan, p, &p->roots, plan->src);
+    if (ret != DART_OK) return ret;
+  }
+  run_ctx_t r = {.a = (char *)plan->src, .b = plan->dst,
+                 .elem = plan->type->elem_size, .op = plan->local};
+  dart__plan__pattern_walk(&plan->self, run_apply_to_b, &r);
+  return DART_OK;
+}
+
+static dart_ret_t end_bcast(dart__plan_t *plan)
+{
+  for (size_t k = 0; k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    if (p->leaves.nelem == 0) continue;
+    dart_ret_t ret = recv_pattern(plan, p, &p->leaves, plan->dst,
+                                  plan->local);
+    if (ret != DART_OK) return ret;
+  }
+  return DART_OK;
+}
+
+/* reduce and fetch: my leaves' values to their owners */
+static dart_ret_t begin_leaves_out(dart__plan_t *plan)
+{
+  for (size_t k = 0; k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    if (p->leaves.nelem == 0) continue;
+    dart_ret_t ret = send_pattern(plan, p, &p->leaves, plan->src);
+    if (ret != DART_OK) return ret;
+  }
+  return DART_OK;
+}
+
+/* Every unit's contribution to my roots, by unit (mine at self_pos). */
+static dart_ret_t end_roots_in(dart__plan_t *plan)
+{
+  run_ctx_t self = {.a = plan->dst, .b = (char *)plan->src,
+                    .c = plan->update, .elem = plan->type->elem_size,
+                    .op = plan->local};
+  for (size_t k = 0; k <= plan->npeers; k++) {
+    if (k == plan->self_pos)
+      dart__plan__pattern_walk(&plan->self,
+                               plan->active == DART__PLAN_FETCH ? run_fetch
+                                                                : run_apply,
+                               &self);
+    if (k == plan->npeers) break;
+    dart__plan_peer_t *p = &plan->peers[k];
+    if (p->roots.nelem == 0) continue;
+    dart_ret_t ret = plan->active == DART__PLAN_FETCH
+                         ? serve_fetch(plan, p, plan->dst)
+                         : recv_pattern(plan, p, &p->roots, plan->dst,
+                                        plan->local);
+    if (ret != DART_OK) return ret;
+  }
+  return DART_OK;
+}
+
+/* fetch: each owner's old values into my leafupdate */
+static dart_ret_t end_fetch_replies(dart__plan_t *plan)
+{
+  for (size_t k = 0; k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    if (p->leaves.nelem == 0) continue;
+    dart_ret_t ret = recv_pattern(plan, p, &p->leaves, plan->update,
+                                  plan->replace);
+    if (ret != DART_OK) return ret;
+  }
+  return DART_OK;
+}
+
+static const char *kind_name(dart__plan_kind_t kind)
+{
+  switch (kind) {
+  case DART__PLAN_BCAST: return "a bcast";
+  case DART__PLAN_REDUCE: return "a reduce";
+  case DART__PLAN_FETCH: return "a fetch-and-op";
+  default: return "nothing";
+  }
+}
+
+/* Checks a begin's arguments (NULL arrays with elements, the operation,
+ * the plan idle) and records them; *plan_out the plan. */
+static dart_ret_t begin_checked(const char *func, dart_plan_t handle,
+                                dart__plan_kind_t kind, const void *src,
+                                void *dst, void *update, dart_operation_t op,
+                                dart__plan_t **plan_out)
+{
+  DART__CHECK_INIT_IN(func);
+  dart__plan_t *plan = dart__plan__get(func, handle);
+  if (plan == NULL) return DART_ERR_INVAL;
+  if (plan->active != DART__PLAN_IDLE) {
+    DART_LOG_ERROR_IN(func, "plan %p is in %s already (begun, not ended)",
+                      (void *)handle, kind_name(plan->active));
+    return DART_ERR_INVAL;
+  }
+  const void *roots = kind == DART__PLAN_BCAST ? src : dst;
+  const void *leaves = kind == DART__PLAN_BCAST ? dst : src;
+  if (roots == NULL && plan->nroots > 0) {
+    DART_LOG_ERROR_IN(func, "rootdata is NULL for %zu roots", plan->nroots);
+    return DART_ERR_INVAL;
+  }
+  if ((leaves == NULL ||
+       (kind == DART__PLAN_FETCH && update == NULL)) &&
+      plan->nleaves > 0) {
+    DART_LOG_ERROR_IN(func, "%s is NULL for %zu leaves",
+                      leaves == NULL ? "leafdata" : "leafupdate",
+                      plan->nleaves);
+    return DART_ERR_INVAL;
+  }
+  if (op == DART_OP_NO_OP && kind != DART__PLAN_FETCH) {
+    DART_LOG_ERROR_IN(func, "DART_OP_NO_OP would move nothing");
+    return DART_ERR_INVAL;
+  }
+  dart__op_local_t local;
+  dart_ret_t ret = dart__types__op_local(func, op, plan->type, &local);
+  if (ret != DART_OK) return ret;
+  if (kind == DART__PLAN_BCAST && op == DART_OP_REPLACE && plan->dup_leaves) {
+    DART_LOG_ERROR_IN(func, "a leaf of plan %p is listed twice: two roots "
+                            "would replace it", (void *)handle);
+    return DART_ERR_INVAL;
+  }
+  plan->active = kind;
+  plan->op = op;
+  plan->local = local;
+  plan->src = src;
+  plan->dst = dst;
+  plan->update = update;
+  *plan_out = plan;
+  return DART_OK;
+}
+
+/* Checks that an end matches the begin. */
+static dart_ret_t end_checked(const char *func, dart_plan_t handle,
+                              dart__plan_kind_t kind, const void *src,
+                              const void *dst, const void *update,
+                              dart_operation_t op, dart__plan_t **plan_out)
+{
+  DART__CHECK_INIT_IN(func);
+  dart__plan_t *plan = dart__plan__get(func, handle);
+  if (plan == NULL) return DART_ERR_INVAL;
+  if (plan->active != kind) {
+    DART_LOG_ERROR_IN(func, "plan %p has %s begun, not %s", (void *)handle,
+                      kind_name(plan->active), kind_name(kind));
+    return DART_ERR_INVAL;
+  }
+  if (src != plan->src || dst != plan->dst || update != plan->update ||
+      op != plan->op) {
+    DART_LOG_ERROR_IN(func, "the buffers or operation %lu differ from "
+                            "those of the begin",
+                      (unsigned long)op);
+    return DART_ERR_INVAL;
+  }
+  *plan_out = plan;
+  return DART_OK;
+}
+
+/* A failed operation leaves the plan idle (the error is logged where it
+ * was found). */
+static dart_ret_t finish(dart__plan_t *plan, dart_ret_t ret, bool ended)
+{
+  if (ret != DART_OK || ended) plan->active = DART__PLAN_IDLE;
+  return ret;
+}
+
+dart_ret_t dart_plan_bcast_begin(dart_plan_t handle, const void *rootdata,
+                                 void *leafdata, dart_operation_t op)
+{
+  dart__plan_t *plan;
+  dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_BCAST,
+                                 rootdata, leafdata, NULL, op, &plan);
+  if (ret != DART_OK) return ret;
+  return finish(plan, begin_bcast(plan), false);
+}
+
+dart_ret_t dart_plan_bcast_end(dart_plan_t handle, const void *rootdata,
+                               void *leafdata, dart_operation_t op)
+{
+  dart__plan_t *plan;
+  dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_BCAST, rootdata,
+                               leafdata, NULL, op, &plan);
+  if (ret != DART_OK) return ret;
+  return finish(plan, end_bcast(plan), true);
+}
+
+dart_ret_t dart_plan_reduce_begin(dart_plan_t handle, const void *leafdata,
+                                  void *rootdata, dart_operation_t op)
+{
+  dart__plan_t *plan;
+  dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_REDUCE,
+                                 leafdata, rootdata, NULL, op, &plan);
+  if (ret != DART_OK) return ret;
+  return finish(plan, begin_leaves_out(plan), false);
+}
+
+dart_ret_t dart_plan_reduce_end(dart_plan_t handle, const void *leafdata,
+                                void *rootdata, dart_operation_t op)
+{
+  dart__plan_t *plan;
+  dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_REDUCE, leafdata,
+                               rootdata, NULL, op, &plan);
+  if (ret != DART_OK) return ret;
+  return finish(plan, end_roots_in(plan), true);
+}
+
+dart_ret_t dart_plan_fetch_and_op_begin(dart_plan_t handle, void *rootdata,
+                                        const void *leafdata,
+                                        void *leafupdate,
+                                        dart_operation_t op)
+{
+  dart__plan_t *plan;
+  dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_FETCH,
+                                 leafdata, rootdata, leafupdate, op, &plan);
+  if (ret != DART_OK) return ret;
+  return finish(plan, begin_leaves_out(plan), false);
+}
+
+dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t handle, void *rootdata,
+                                      const void *leafdata, void *leafupdate,
+                                      dart_operation_t op)
+{
+  dart__plan_t *plan;
+  dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_FETCH, leafdata,
+                               rootdata, leafupdate, op, &plan);
+  if (ret != DART_OK) return ret;
+  ret = end_roots_in(plan);
+  if (ret == DART_OK) ret = end_fetch_replies(plan);
+  return finish(plan, ret, true);
+}

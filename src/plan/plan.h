@@ -1,0 +1,88 @@
+/*
+ * Communication plans (dart_plan.h): the plan's state, shared by set-up
+ * (setup.c) and the operations (exec.c).
+ *
+ * Between two units a plan sends messages: the elements of one pattern
+ * packed in order. Each unit has, for every peer, two inbound slots for
+ * the peer's messages (in its part of the plan's global memory), so that
+ * a sender can fill one while the receiver still reads the other, and
+ * two signal words per peer: "messages from the peer" (the count so far,
+ * set by the sender after the data) and "messages of mine the peer has
+ * consumed" (set by the peer). The k-th message (from 0) between two
+ * units goes into slot k % 2 once the receiver has consumed message
+ * k - 2. Node peers' slots and words are loaded and stored directly;
+ * other units' are reached with put-with-signal and signals.
+ */
+#ifndef DART__PLAN__PLAN_H_
+#define DART__PLAN__PLAN_H_
+
+#include <dart/dart_plan.h>
+#include <dart/dart_globmem.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan/pattern.h"
+#include "team/team.h"
+#include "types/datatype.h"
+#include "types/op.h"
+
+typedef struct {
+  int unit;                     /* team unit */
+  bool direct;                  /* a node peer: its slots are loaded and
+                                   stored */
+  dart__plan_pattern_t roots;   /* the peer's leaves on my roots: a = my
+                                   root, b = place in the message */
+  dart__plan_pattern_t leaves;  /* my leaves on its roots: a = my leaf */
+  size_t slot_bytes;            /* of each slot, mine and the peer's */
+  uint64_t sent, received;      /* messages so far, to and from it */
+  char *in[2];                  /* my inbound slots for it */
+  char *out[2];                 /* direct: its inbound slots for me */
+  dart_gptr_t out_g[2];         /* its inbound slots for me */
+  char *staging;                /* not direct: what I put from */
+  _Atomic uint64_t *in_word;    /* mine: its messages */
+  _Atomic uint64_t *ack_word;   /* mine: my messages it consumed */
+  dart_gptr_t in_word_g, ack_word_g;
+  _Atomic uint64_t *peer_in_word, *peer_ack_word; /* direct: its words */
+  dart_gptr_t peer_in_word_g, peer_ack_word_g;
+} dart__plan_peer_t;
+
+typedef enum {
+  DART__PLAN_IDLE = 0,
+  DART__PLAN_BCAST,
+  DART__PLAN_REDUCE,
+  DART__PLAN_FETCH
+} dart__plan_kind_t;
+
+typedef struct dart__plan {
+  uint32_t id;
+  dart_team_t team_id;
+  dart__team_t *team;   /* NULL once the team is destroyed */
+  int me;
+  const dart__dtype_t *type;
+  size_t nroots, nleaves;
+  bool dup_leaves;      /* a leaf listed twice */
+  dart__op_local_t replace; /* the type's copy, for fetch's replies */
+  dart__plan_pattern_t self; /* a = my root, b = my leaf */
+  dart__plan_peer_t *peers;  /* ascending units */
+  size_t npeers;
+  size_t self_pos;      /* peers below this unit */
+  dart_gptr_t buf_g, words_g; /* DART_GPTR_NULL where not allocated */
+  /* the operation begun */
+  dart__plan_kind_t active;
+  dart_operation_t op;
+  dart__op_local_t local;
+  const void *src;  /* rootdata (bcast), leafdata (reduce, fetch) */
+  void *dst;        /* leafdata (bcast), rootdata (reduce, fetch) */
+  void *update;     /* leafupdate (fetch) */
+} dart__plan_t;
+
+/* The live plan behind a handle whose team still exists, or NULL with an
+ * error line naming func. */
+dart__plan_t *dart__plan__get(const char *func, dart_plan_t handle);
+
+/* The plan module at dart_init and dart_exit. */
+dart_ret_t dart__plan__init(void);
+void dart__plan__fini(void);
+
+#endif

@@ -1,0 +1,734 @@
+/*
+ * Setting up and freeing plans (dart_plan.h). Set-up is collective: every
+ * step that may fail on one unit ends in an agreement (an allreduce of the
+ * results), so that all units fail together and none waits for another
+ * that gave up.
+ *
+ * Handles are slot ids plus one, so that a destroyed plan's handle is
+ * recognised (the slots are reused as late as possible) and never
+ * dereferenced.
+ */
+#include <dart/dart_ext.h>
+#include <dart/dart_signal.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+
+#include "base/log.h"
+#include "base/runtime.h"
+#include "base/slots.h"
+#include "plan/plan.h"
+
+static dart__slots_t plans;
+static mtx_t plans_lock;
+
+/* ---- the table of plans ---- */
+
+static dart__plan_t *plan_at(dart_plan_t handle)
+{
+  uintptr_t v = (uintptr_t)handle;
+  if (v == 0 || v - 1 > UINT32_MAX) return NULL;
+  return dart__base__slots_get(&plans, (uint32_t)(v - 1));
+}
+
+static dart__plan_t *plan_live(const char *func, dart_plan_t handle)
+{
+  dart__plan_t *plan = plan_at(handle);
+  if (plan == NULL)
+    DART_LOG_ERROR_IN(func, "plan %p is not a live plan", (void *)handle);
+  return plan;
+}
+
+dart__plan_t *dart__plan__get(const char *func, dart_plan_t handle)
+{
+  dart__plan_t *plan = plan_live(func, handle);
+  if (plan != NULL && plan->team == NULL) {
+    DART_LOG_ERROR_IN(func, "team %d of plan %p was destroyed",
+                      (int)plan->team_id, (void *)handle);
+    return NULL;
+  }
+  return plan;
+}
+
+static void plan_free(dart__plan_t *plan)
+{
+  dart__plan__pattern_free(&plan->self);
+  for (size_t k = 0; k < plan->npeers; k++) {
+    dart__plan__pattern_free(&plan->peers[k].roots);
+    dart__plan__pattern_free(&plan->peers[k].leaves);
+  }
+  free(plan->peers);
+  free(plan);
+}
+
+/* A team's release: its plans' global memory goes with it. */
+static void team_release(dart__team_t *team)
+{
+  for (uint32_t id = 0; id < plans.next_fresh; id++) {
+    dart__plan_t *plan = dart__base__slots_get(&plans, id);
+    if (plan != NULL && plan->team == team) {
+      plan->team = NULL;
+      plan->buf_g = plan->words_g = DART_GPTR_NULL;
+    }
+  }
+}
+
+dart_ret_t dart__plan__init(void)
+{
+  if (mtx_init(&plans_lock, mtx_plain) != thrd_success) {
+    DART_LOG_ERROR("cannot create a mutex");
+    return DART_ERR_OTHER;
+  }
+  dart__base__slots_init(&plans, 1u << 20, DART__SLOTS_REUSE_DELAYED);
+  dart__team__on_release(team_release);
+  return DART_OK;
+}
+
+void dart__plan__fini(void)
+{
+  for (uint32_t id = 0; id < plans.next_fresh; id++) {
+    dart__plan_t *plan = dart__base__slots_get(&plans, id);
+    if (plan != NULL) plan_free(plan);
+  }
+  dart__base__slots_destroy(&plans);
+  mtx_destroy(&plans_lock);
+}
+
+/* ---- agreement ---- */
+
+/* The worst of every unit's ret (DART_OK where all are); a unit whose
+ * own ret was fine says why it fails. */
+static dart_ret_t agree(const char *func, const dart__team_t *team,
+                        dart_ret_t ret)
+{
+  int mine = (int)ret, worst;
+  if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, team->comm) !=
+      MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Allreduce failed");
+    return DART_ERR_OTHER;
+  }
+  if (worst != DART_OK && ret == DART_OK)
+    DART_LOG_ERROR_IN(func, "another unit of team %d failed (error %d)",
+                      (int)team->id, worst);
+  return (dart_ret_t)worst;
+}
+
+/* ---- the graph ---- */
+
+typedef struct {
+  int unit;
+  uint64_t root;
+  size_t leaf_no;
+  int64_t leaf_at;
+} edge_t;
+
+static int edge_cmp(const void *x, const void *y)
+{
+  const edge_t *a = x, *b = y;
+  if (a->unit != b->unit) return a->unit < b->unit ? -1 : 1;
+  if (a->root != b->root) return a->root < b->root ? -1 : 1;
+  return a->leaf_no < b->leaf_no ? -1 : a->leaf_no > b->leaf_no;
+}
+
+static int int64_cmp(const void *x, const void *y)
+{
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* This unit's edges, sorted by owner, root and leaf, checked. */
+static dart_ret_t edges_build(const char *func, const dart__team_t *team,
+                              size_t nleaves, const size_t *ilocal,
+                              const dart_plan_root_t *iremote,
+                              edge_t **out, bool *dup_leaves)
+{
+  *out = NULL;
+  *dup_leaves = false;
+  if (nleaves == 0) return DART_OK;
+  if (iremote == NULL) {
+    DART_LOG_ERROR_IN(func, "iremote is NULL for %zu leaves", nleaves);
+    return DART_ERR_INVAL;
+  }
+  edge_t *edges = malloc(nleaves * sizeof *edges);
+  int64_t *at = malloc(nleaves * sizeof *at);
+  if (edges == NULL || at == NULL) {
+    free(edges);
+    free(at);
+    return DART_ERR_NOMEM;
+  }
+  dart_ret_t ret = DART_OK;
+  for (size_t i = 0; i < nleaves; i++) {
+    size_t place = ilocal ? ilocal[i] : i;
+    int unit = iremote[i].unit.id;
+    if (unit < 0 || unit >= team->size) {
+      DART_LOG_ERROR_IN(func, "leaf %zu: root unit %d is not in team %d "
+                              "(%d units)",
+                        i, unit, (int)team->id, team->size);
+      ret = DART_ERR_INVAL;
+      break;
+    }
+    if (place > INT64_MAX || iremote[i].index > INT64_MAX) {
+      DART_LOG_ERROR_IN(func, "leaf %zu: element %zu or root index %zu is "
+                              "too large", i, place, iremote[i].index);
+      ret = DART_ERR_INVAL;
+      break;
+    }
+    edges[i] = (edge_t){unit, iremote[i].index, i, (int64_t)place};
+    at[i] = (int64_t)place;
+  }
+  if (ret == DART_OK) {
+    qsort(edges, nleaves, sizeof *edges, edge_cmp);
+    qsort(at, nleaves, sizeof *at, int64_cmp);
+    for (size_t i = 1; i < nleaves && !*dup_leaves; i++)
+      *dup_leaves = at[i] == at[i - 1];
+  }
+  free(at);
+  if (ret != DART_OK) {
+    free(edges);
+    return ret;
+  }
+  *out = edges;
+  return DART_OK;
+}
+
+/* What the graph exchange gives: per unit, my edges to its roots and its
+ * edges to mine (their root indices, in its order). */
+typedef struct {
+  int *scount, *sdispl, *rcount, *rdispl;
+  uint64_t *sroots, *rroots;
+} exchange_t;
+
+static void exchange_free(exchange_t *x)
+{
+  free(x->scount);
+  free(x->sdispl);
+  free(x->rcount);
+  free(x->rdispl);
+  free(x->sroots);
+  free(x->rroots);
+}
+
+/* Sends every owner the roots my leaves reference (the inversion). */
+static dart_ret_t graph_exchange(const char *func, const dart__team_t *team,
+                                 const edge_t *edges, size_t nedges,
+                                 exchange_t *x)
+{
+  int n = team->size;
+  dart_ret_t ret = DART_OK;
+  uint64_t *scount64 = calloc((size_t)n, sizeof *scount64);
+  uint64_t *rcount64 = calloc((size_t)n, sizeof *rcount64);
+  x->scount = calloc((size_t)n, sizeof(int));
+  x->sdispl = calloc((size_t)n, sizeof(int));
+  x->rcount = calloc((size_t)n, sizeof(int));
+  x->rdispl = calloc((size_t)n, sizeof(int));
+  x->sroots = malloc((nedges ? nedges : 1) * sizeof *x->sroots);
+  x->rroots = NULL;
+  if (!scount64 || !rcount64 || !x->scount || !x->sdispl || !x->rcount ||
+      !x->rdispl || !x->sroots)
+    ret = DART_ERR_NOMEM;
+  if (ret == DART_OK)
+    for (size_t i = 0; i < nedges; i++) {
+      scount64[edges[i].unit]++;
+      x->sroots[i] = edges[i].root;
+    }
+  if ((ret = agree(func, team, ret)) != DART_OK) goto out;
+  if (MPI_Alltoall(scount64, 1, MPI_UINT64_T, rcount64, 1, MPI_UINT64_T,
+                   team->comm) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Alltoall failed");
+    ret = DART_ERR_OTHER;
+    goto out;
+  }
+  uint64_t stotal = 0, rtotal = 0;
+  for (int u = 0; u < n; u++) {
+    x->scount[u] = (int)scount64[u]; /* nedges <= total, checked below */
+    x->sdispl[u] = (int)stotal;
+    stotal += scount64[u];
+    x->rdispl[u] = (int)(rtotal <= INT_MAX ? rtotal : 0);
+    rtotal += rcount64[u];
+    x->rcount[u] = (int)(rcount64[u] <= INT_MAX ? rcount64[u] : 0);
+  }
+  if (stotal > INT_MAX || rtotal > INT_MAX) {
+    DART_LOG_ERROR_IN(func, "%llu leaves reference this unit's roots and it "
+                            "has %llu; at most %d are supported",
+                      (unsigned long long)rtotal,
+                      (unsigned long long)stotal, INT_MAX);
+    ret = DART_ERR_INVAL;
+  } else if ((x->rroots = malloc((rtotal ? rtotal : 1) *
+                                 sizeof *x->rroots)) == NULL) {
+    ret = DART_ERR_NOMEM;
+  }
+  if ((ret = agree(func, team, ret)) != DART_OK) goto out;
+  if (MPI_Alltoallv(x->sroots, x->scount, x->sdispl, MPI_UINT64_T,
+                    x->rroots, x->rcount, x->rdispl, MPI_UINT64_T,
+                    team->comm) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Alltoallv failed");
+    ret = DART_ERR_OTHER;
+  }
+out:
+  free(scount64);
+  free(rcount64);
+  return ret;
+}
+
+/* Patterns of my edges to owner u (a: my leaves) or, for u == me, of my
+ * own roots to my own leaves. */
+static dart_ret_t leaf_pattern(const edge_t *edges, size_t count, bool self,
+                               dart__plan_pattern_t *pat)
+{
+  int64_t *a = malloc((count ? count : 1) * sizeof *a);
+  int64_t *b = self ? malloc((count ? count : 1) * sizeof *b) : NULL;
+  dart_ret_t ret = DART_ERR_NOMEM;
+  if (a != NULL && (!self || b != NULL)) {
+    for (size_t i = 0; i < count; i++) {
+      a[i] = self ? (int64_t)edges[i].root : edges[i].leaf_at;
+      if (self) b[i] = edges[i].leaf_at;
+    }
+    ret = dart__plan__pattern_build(a, b, count, pat);
+  }
+  free(a);
+  free(b);
+  return ret;
+}
+
+/* The peers and their patterns: every unit that reads my roots or whose
+ * roots I read, ascending; and my own edges. */
+static dart_ret_t patterns_build(const char *func, dart__plan_t *plan,
+                                 const edge_t *edges, const exchange_t *x)
+{
+  const dart__team_t *team = plan->team;
+  size_t npeers = 0;
+  for (int u = 0; u < team->size; u++)
+    if (u != plan->me && (x->scount[u] > 0 || x->rcount[u] > 0)) npeers++;
+  plan->peers = calloc(npeers ? npeers : 1, sizeof *plan->peers);
+  if (plan->peers == NULL) return DART_ERR_NOMEM;
+  for (int u = 0; u < team->size; u++) {
+    const uint64_t *roots = x->rroots + x->rdispl[u];
+    for (int k = 0; k < x->rcount[u]; k++)
+      if (roots[k] >= plan->nroots) {
+        DART_LOG_ERROR_IN(func, "unit %d's leaf references root %llu of "
+                                "this unit, which has %zu roots",
+                          u, (unsigned long long)roots[k], plan->nroots);
+        return DART_ERR_INVAL;
+      }
+    const edge_t *mine = edges + x->sdispl[u];
+    if (u == plan->me) {
+      plan->self_pos = plan->npeers;
+      dart_ret_t ret =
+          leaf_pattern(mine, (size_t)x->scount[u], true, &plan->self);
+      if (ret != DART_OK) return ret;
+      continue;
+    }
+    if (x->scount[u] == 0 && x->rcount[u] == 0) continue;
+    dart__plan_peer_t *p = &plan->peers[plan->npeers++];
+    p->unit = u;
+    dart_ret_t ret = leaf_pattern(mine, (size_t)x->scount[u], false,
+                                  &p->leaves);
+    if (ret != DART_OK) return ret;
+    int64_t *a = malloc((x->rcount[u] ? (size_t)x->rcount[u] : 1) *
+                        sizeof *a);
+    if (a == NULL) return DART_ERR_NOMEM;
+    for (int k = 0; k < x->rcount[u]; k++) a[k] = (int64_t)roots[k];
+    ret = dart__plan__pattern_build(a, NULL, (size_t)x->rcount[u], &p->roots);
+    free(a);
+    if (ret != DART_OK) return ret;
+  }
+  return DART_OK;
+}
+
+/* ---- global memory ---- */
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+static dart_gptr_t at_unit(dart_gptr_t g, int unit, uint64_t offset)
+{
+  g.unitid = unit;
+  g.addr_or_offs.offset += offset;
+  return g;
+}
+
+/*
+ * Each unit's part of the plan's memory: two inbound slots per peer, then
+ * a staging slot per peer across nodes; and 2 * size signal words: word u
+ * counts unit u's messages to me, word size + u my messages unit u
+ * consumed. Every unit learns where its slots lie at each peer.
+ */
+static dart_ret_t memory_build(const char *func, dart__plan_t *plan)
+{
+  dart__team_t *team = plan->team;
+  int n = team->size, me = plan->me;
+  size_t elem = plan->type->elem_size, mine = 0;
+  uint64_t *offset = calloc((size_t)n, sizeof *offset);
+  uint64_t *peer_offset = calloc((size_t)n, sizeof *peer_offset);
+  dart_ret_t ret = offset && peer_offset ? DART_OK : DART_ERR_NOMEM;
+  for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    size_t most = p->roots.nelem > p->leaves.nelem ? p->roots.nelem
+                                                   : p->leaves.nelem;
+    p->slot_bytes = round_up(most * elem, 64);
+    p->direct = dart__team__shm_peer(team, p->unit);
+    offset[p->unit] = mine;
+    mine += 2 * p->slot_bytes;
+  }
+  size_t staging = mine;
+  for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++)
+    if (!plan->peers[k].direct) mine += plan->peers[k].slot_bytes;
+  uint64_t mine64 = mine, most = 0;
+  if ((ret = agree(func, team, ret)) != DART_OK) goto out;
+  if (MPI_Allreduce(&mine64, &most, 1, MPI_UINT64_T, MPI_MAX, team->comm) !=
+          MPI_SUCCESS ||
+      MPI_Alltoall(offset, 1, MPI_UINT64_T, peer_offset, 1, MPI_UINT64_T,
+                   team->comm) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Allreduce or MPI_Alltoall failed");
+    ret = DART_ERR_OTHER;
+    goto out;
+  }
+  if (most == 0) goto out; /* no unit sends anything */
+  ret = dart_team_memalloc_aligned(plan->team_id, most, DART_TYPE_BYTE,
+                                   &plan->buf_g);
+  if (ret != DART_OK) goto out;
+  ret = dart_team_memalloc_aligned(plan->team_id, 2 * (size_t)n,
+                                   DART_TYPE_ULONGLONG, &plan->words_g);
+  if (ret != DART_OK) goto out;
+  char *base;
+  _Atomic uint64_t *words;
+  ret = dart_gptr_getaddr(at_unit(plan->buf_g, me, 0), (void **)&base);
+  if (ret == DART_OK)
+    ret = dart_gptr_getaddr(at_unit(plan->words_g, me, 0), (void **)&words);
+  for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    int u = p->unit;
+    for (int i = 0; i < 2; i++) {
+      p->in[i] = base + offset[u] + (size_t)i * p->slot_bytes;
+      p->out_g[i] = at_unit(plan->buf_g, u,
+                            peer_offset[u] + (size_t)i * p->slot_bytes);
+    }
+    p->in_word = &words[u];
+    p->ack_word = &words[n + u];
+    p->in_word_g = at_unit(plan->words_g, me, 8 * (uint64_t)u);
+    p->ack_word_g = at_unit(plan->words_g, me, 8 * (uint64_t)(n + u));
+    p->peer_in_word_g = at_unit(plan->words_g, u, 8 * (uint64_t)me);
+    p->peer_ack_word_g = at_unit(plan->words_g, u, 8 * (uint64_t)(n + me));
+    /* signal words are atomics: zeroed by atomic updates */
+    ret = dart_signal(p->in_word_g, 0, DART_SIGNAL_SET);
+    if (ret == DART_OK) ret = dart_signal(p->ack_word_g, 0, DART_SIGNAL_SET);
+    if (ret != DART_OK) break;
+    if (!p->direct) {
+      p->staging = base + staging;
+      staging += p->slot_bytes;
+      continue;
+    }
+    void *addr[4] = {NULL, NULL, NULL, NULL};
+    dart_gptr_t g[4] = {p->out_g[0], p->out_g[1], p->peer_in_word_g,
+                        p->peer_ack_word_g};
+    for (int i = 0; i < 4 && ret == DART_OK; i++)
+      ret = dart_gptr_getaddr_shared(g[i], &addr[i]);
+    if (ret == DART_OK && (!addr[0] || !addr[1] || !addr[2] || !addr[3])) {
+      DART_LOG_ERROR_IN(func, "node peer %d's plan memory is not shared", u);
+      ret = DART_ERR_OTHER;
+    }
+    if (ret != DART_OK) break;
+    p->out[0] = addr[0];
+    p->out[1] = addr[1];
+    p->peer_in_word = addr[2];
+    p->peer_ack_word = addr[3];
+  }
+  /* no unit's first message may land before the zeroing above */
+  ret = agree(func, team, ret);
+  if (ret == DART_OK) ret = dart_barrier(plan->team_id);
+out:
+  free(offset);
+  free(peer_offset);
+  return ret;
+}
+
+static void memory_free(dart__plan_t *plan)
+{
+  if (!DART_GPTR_ISNULL(plan->words_g)) dart_team_memfree(plan->words_g);
+  if (!DART_GPTR_ISNULL(plan->buf_g)) dart_team_memfree(plan->buf_g);
+  plan->buf_g = plan->words_g = DART_GPTR_NULL;
+}
+
+/* ---- creating and destroying ---- */
+
+/* dart_plan_create for func; pre: the caller's own checks, agreed on with
+ * the others first. */
+static dart_ret_t plan_create(const char *func, dart_team_t team_id,
+                              size_t nroots, size_t nleaves,
+                              const size_t *ilocal,
+                              const dart_plan_root_t *iremote,
+                              dart_datatype_t type, dart_plan_t *out,
+                              dart_ret_t pre)
+{
+  dart__team_t *team = dart__team__lookup(func, team_id);
+  if (team == NULL) return DART_ERR_INVAL;
+  const dart__dtype_t *t = dart__types__dtype(type);
+  dart_ret_t ret = pre;
+  edge_t *edges = NULL;
+  bool dup_leaves = false;
+  if (ret == DART_OK && out == NULL) {
+    DART_LOG_ERROR_IN(func, "plan is NULL");
+    ret = DART_ERR_INVAL;
+  } else if (ret == DART_OK && (t == NULL || t->kind != DART__DT_BASIC)) {
+    DART_LOG_ERROR_IN(func, "datatype %ld is not a basic type", (long)type);
+    ret = DART_ERR_INVAL;
+  } else if (ret == DART_OK) {
+    ret = edges_build(func, team, nleaves, ilocal, iremote, &edges,
+                      &dup_leaves);
+  }
+  dart__plan_t *plan = ret == DART_OK ? calloc(1, sizeof *plan) : NULL;
+  if (ret == DART_OK && plan == NULL) ret = DART_ERR_NOMEM;
+  if ((ret = agree(func, team, ret)) != DART_OK) {
+    free(plan);
+    free(edges);
+    return ret;
+  }
+  plan->team_id = team_id;
+  plan->team = team;
+  plan->me = team->myid;
+  plan->type = t;
+  plan->nroots = nroots;
+  plan->nleaves = nleaves;
+  plan->dup_leaves = dup_leaves;
+  plan->buf_g = plan->words_g = DART_GPTR_NULL;
+  dart__types__op_local(func, DART_OP_REPLACE, t, &plan->replace);
+  exchange_t x;
+  ret = graph_exchange(func, team, edges, nleaves, &x);
+  if (ret == DART_OK)
+    ret = agree(func, team, patterns_build(func, plan, edges, &x));
+  exchange_free(&x);
+  free(edges);
+  if (ret == DART_OK) ret = memory_build(func, plan);
+  if (ret == DART_OK) {
+    mtx_lock(&plans_lock);
+    bool inserted = dart__base__slots_insert(&plans, plan, &plan->id) == 0;
+    mtx_unlock(&plans_lock);
+    ret = agree(func, team, inserted ? DART_OK : DART_ERR_NOMEM);
+    if (ret != DART_OK && inserted) {
+      mtx_lock(&plans_lock);
+      dart__base__slots_remove(&plans, plan->id);
+      mtx_unlock(&plans_lock);
+    }
+  }
+  if (ret != DART_OK) {
+    memory_free(plan);
+    plan_free(plan);
+    return ret;
+  }
+  *out = (dart_plan_t)(uintptr_t)(plan->id + 1ull);
+  return DART_OK;
+}
+
+dart_ret_t dart_plan_create(dart_team_t team, size_t nroots, size_t nleaves,
+                            const size_t *ilocal,
+                            const dart_plan_root_t *iremote,
+                            dart_datatype_t type, dart_plan_t *plan)
+{
+  DART__CHECK_INIT();
+  return plan_create(__func__, team, nroots, nleaves, ilocal, iremote, type,
+                     plan, DART_OK);
+}
+
+dart_ret_t dart_plan_destroy(dart_plan_t *handle)
+{
+  DART__CHECK_INIT();
+  if (handle == NULL) {
+    DART_LOG_ERROR("plan is NULL");
+    return DART_ERR_INVAL;
+  }
+  dart__plan_t *plan = plan_live(__func__, *handle);
+  if (plan == NULL) return DART_ERR_INVAL;
+  if (plan->active != DART__PLAN_IDLE) {
+    DART_LOG_ERROR("plan %p has an operation begun and not ended",
+                   (void *)*handle);
+    return DART_ERR_INVAL;
+  }
+  mtx_lock(&plans_lock);
+  dart__base__slots_remove(&plans, plan->id);
+  mtx_unlock(&plans_lock);
+  memory_free(plan);
+  plan_free(plan);
+  *handle = NULL;
+  return DART_OK;
+}
+
+/* ---- halos ---- */
+
+/* The block of grid coordinate c along an extent over p units. */
+static void halo_block(size_t extent, int p, int c, size_t *first,
+                       size_t *len)
+{
+  size_t q = extent / (size_t)p, r = extent % (size_t)p, cc = (size_t)c;
+  *first = cc * q + (cc < r ? cc : r);
+  *len = q + (cc < r ? 1 : 0);
+}
+
+/* The grid coordinate that owns element x along an extent over p units. */
+static int halo_owner(size_t extent, int p, size_t x)
+{
+  size_t q = extent / (size_t)p, r = extent % (size_t)p, big = r * (q + 1);
+  return (int)(x < big ? x / (q + 1) : r + (x - big) / q);
+}
+
+typedef struct {
+  int ndims;
+  size_t extent[3], halo;
+  int units[3];
+  int periodic;
+} halo_geom_t;
+
+/* Unit u's block: first element and length per dimension, and its
+ * ghosted block's strides. */
+static void halo_unit(const halo_geom_t *g, int u, size_t *first,
+                      size_t *len, size_t *stride)
+{
+  int coord[3];
+  for (int d = g->ndims - 1; d >= 0; d--) {
+    coord[d] = u % g->units[d];
+    u /= g->units[d];
+  }
+  for (int d = 0; d < g->ndims; d++)
+    halo_block(g->extent[d], g->units[d], coord[d], &first[d], &len[d]);
+  size_t s = 1;
+  for (int d = g->ndims - 1; d >= 0; d--) {
+    stride[d] = s;
+    s *= len[d] + 2 * g->halo;
+  }
+}
+
+/* Visits the leaves of unit me's ghosted block in row-major order: sets
+ * ilocal and iremote where non-NULL; returns the count. */
+static size_t halo_leaves(const halo_geom_t *g, int me, size_t *ilocal,
+                          dart_plan_root_t *iremote)
+{
+  size_t first[3], len[3], stride[3], total = 1, count = 0, h = g->halo;
+  halo_unit(g, me, first, len, stride);
+  for (int d = 0; d < g->ndims; d++) total *= len[d] + 2 * h;
+  for (size_t at = 0; at < total; at++) {
+    size_t rest = at, gc[3];
+    for (int d = 0; d < g->ndims; d++) {
+      gc[d] = rest / stride[d];
+      rest %= stride[d];
+    }
+    /* a face element: outside the owned box along exactly one dimension */
+    int outside = -1, n_out = 0;
+    for (int d = 0; d < g->ndims; d++)
+      if (gc[d] < h || gc[d] >= h + len[d]) {
+        outside = d;
+        n_out++;
+      }
+    if (n_out != 1) continue;
+    size_t x[3];
+    bool beyond = false;
+    for (int d = 0; d < g->ndims; d++) {
+      /* global position, which may lie before 0 or past the extent */
+      int64_t pos = (int64_t)first[d] + (int64_t)gc[d] - (int64_t)h;
+      int64_t e = (int64_t)g->extent[d];
+      if (d == outside && (pos < 0 || pos >= e)) {
+        if (!g->periodic) beyond = true;
+        pos = ((pos % e) + e) % e;
+      }
+      x[d] = (size_t)pos;
+    }
+    if (beyond) continue;
+    int owner = 0;
+    int ocoord[3];
+    for (int d = 0; d < g->ndims; d++) {
+      ocoord[d] = halo_owner(g->extent[d], g->units[d], x[d]);
+      owner = owner * g->units[d] + ocoord[d];
+    }
+    if (ilocal != NULL) {
+      size_t ofirst[3], olen[3], ostride[3], index = 0;
+      halo_unit(g, owner, ofirst, olen, ostride);
+      for (int d = 0; d < g->ndims; d++)
+        index += (x[d] - ofirst[d] + h) * ostride[d];
+      ilocal[count] = at;
+      iremote[count] = (dart_plan_root_t){{owner}, index};
+    }
+    count++;
+  }
+  return count;
+}
+
+/* The geometry's own checks (this unit's arguments). */
+static dart_ret_t halo_check(const char *func, const dart__team_t *team,
+                             int ndims, const size_t *global_extent,
+                             const int *units_per_dim, size_t halo,
+                             int periodic, halo_geom_t *g)
+{
+  if (ndims < 1 || ndims > 3) {
+    DART_LOG_ERROR_IN(func, "ndims %d is not 1, 2 or 3", ndims);
+    return DART_ERR_INVAL;
+  }
+  if (global_extent == NULL || units_per_dim == NULL) {
+    DART_LOG_ERROR_IN(func, "global_extent %p or units_per_dim %p is NULL",
+                      (const void *)global_extent,
+                      (const void *)units_per_dim);
+    return DART_ERR_INVAL;
+  }
+  long long units = 1;
+  size_t elems = 1; /* of the largest ghosted block, which must fit */
+  g->ndims = ndims;
+  g->halo = halo;
+  g->periodic = periodic;
+  for (int d = 0; d < ndims; d++) {
+    if (units_per_dim[d] < 1 || global_extent[d] < (size_t)units_per_dim[d] ||
+        global_extent[d] > (size_t)INT32_MAX || halo > (size_t)INT32_MAX) {
+      DART_LOG_ERROR_IN(func, "dimension %d: %zu elements over %d units "
+                              "with halo %zu (every unit needs one "
+                              "element; at most 2^31 - 1 each)",
+                        d, global_extent[d], units_per_dim[d], halo);
+      return DART_ERR_INVAL;
+    }
+    units *= units_per_dim[d];
+    if (__builtin_mul_overflow(
+            elems, global_extent[d] / (size_t)units_per_dim[d] + 1 + 2 * halo,
+            &elems)) {
+      DART_LOG_ERROR_IN(func, "a unit's block with halo %zu has more than "
+                              "SIZE_MAX elements", halo);
+      return DART_ERR_INVAL;
+    }
+    g->extent[d] = global_extent[d];
+    g->units[d] = units_per_dim[d];
+    if (units > team->size) break;
+  }
+  if (units != team->size) {
+    DART_LOG_ERROR_IN(func, "the unit grid has %lld units, team %d has %d",
+                      units, (int)team->id, team->size);
+    return DART_ERR_INVAL;
+  }
+  return DART_OK;
+}
+
+dart_ret_t dart_plan_create_halo(dart_team_t team, int ndims,
+                                 const size_t *global_extent,
+                                 const int *units_per_dim, size_t halo,
+                                 int periodic, dart_datatype_t type,
+                                 dart_plan_t *plan)
+{
+  DART__CHECK_INIT();
+  dart__team_t *t = dart__team__lookup(__func__, team);
+  if (t == NULL) return DART_ERR_INVAL;
+  halo_geom_t g;
+  dart_ret_t ret = halo_check(__func__, t, ndims, global_extent,
+                              units_per_dim, halo, periodic, &g);
+  size_t nleaves = 0, nroots = 0, *ilocal = NULL;
+  dart_plan_root_t *iremote = NULL;
+  if (ret == DART_OK) {
+    size_t first[3], len[3], stride[3];
+    halo_unit(&g, t->myid, first, len, stride);
+    nroots = stride[0] * (len[0] + 2 * halo);
+    nleaves = halo_leaves(&g, t->myid, NULL, NULL);
+    ilocal = malloc((nleaves ? nleaves : 1) * sizeof *ilocal);
+    iremote = malloc((nleaves ? nleaves : 1) * sizeof *iremote);
+    if (ilocal == NULL || iremote == NULL)
+      ret = DART_ERR_NOMEM;
+    else
+      halo_leaves(&g, t->myid, ilocal, iremote);
+  }
+  ret = plan_create(__func__, team, nroots, nleaves, ilocal, iremote, type,
+                    plan, ret);
+  free(ilocal);
+  free(iremote);
+  return ret;
+}

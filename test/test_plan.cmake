@@ -1,0 +1,10 @@
+# Communication plans (dart_plan.h): random star forests with every
+# operation and type, halos in 1-3 dimensions, a plan reused 1000 times,
+# bad input; on every layout (node peers in shared memory, emulated nodes
+# and noshm over MPI, UCX over its own transports and TCP).
+dart_add_test(plan SOURCES test_plan.c LAYOUTS node upn1 upn2 noshm UCX)
+# With the progress thread (DART_THREAD_MULTIPLE), also between emulated
+# nodes over UCX.
+dart_add_test(plan_progress SOURCES test_plan.c UNITS 2 4
+              LAYOUTS ${DART_THREAD_LAYOUTS} upn1.ucx upn1.tcp
+              ENV DART_PROGRESS_THREAD=1 LABELS threads)
