@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <dart/dart.h>
+#include <dart/dart_memkind.h>
 #include <dart/dart_plan.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -580,6 +581,19 @@ static void test_bad(void)
         dart_plan_reduce_begin(plan, leaves, roots, user_op)); /* long's */
   INVAL("dart_plan_fetch_and_op_begin",
         dart_plan_fetch_and_op_begin(plan, roots, leaves, NULL, DART_OP_SUM));
+  /* device buffers (on a device, or emulated ones) are refused */
+  int device = -1;
+  CHECK_OK(dart_memkind_device(&device));
+  if (device >= 0) {
+    void *dev = NULL;
+    CHECK_OK(dart_memkind_alloc(2 * sizeof(int), DART_MEMKIND_CUDA, &dev));
+    INVAL("dart_plan_bcast_begin",
+          dart_plan_bcast_begin(plan, roots, dev, DART_OP_SUM));
+    INVAL("dart_plan_fetch_and_op_begin",
+          dart_plan_fetch_and_op_begin(plan, roots, leaves, dev,
+                                       DART_OP_SUM));
+    CHECK_OK(dart_memkind_free(dev, DART_MEMKIND_CUDA));
+  }
   CHECK(roots[0] == 5 && roots[1] == 6 && leaves[0] == -1 &&
         leaves[1] == -1 && upd[0] == -1);
   INVAL("dart_plan_bcast_end",
@@ -611,7 +625,6 @@ static void test_bad(void)
   /* a plan of a destroyed team */
   dart_group_t group;
   dart_team_t team;
-  CHECK_OK(dart_group_create(&group));
   CHECK_OK(dart_team_get_group(DART_TEAM_ALL, &group));
   CHECK_OK(dart_team_create(DART_TEAM_ALL, group, &team));
   CHECK_OK(dart_group_destroy(&group));

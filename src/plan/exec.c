@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "base/runtime.h"
+#include "gpu/gpu.h"
 #include "plan/plan.h"
 
 /* ---- walking patterns ---- */
@@ -299,6 +300,12 @@ static dart_ret_t begin_checked(const char *func, dart_plan_t handle,
     DART_LOG_ERROR_IN(func, "%s is NULL for %zu leaves",
                       leaves == NULL ? "leafdata" : "leafupdate",
                       plan->nleaves);
+    return DART_ERR_INVAL;
+  }
+  if (dart__gpu__is_device(src) || dart__gpu__is_device(dst) ||
+      (update != NULL && dart__gpu__is_device(update))) {
+    DART_LOG_ERROR_IN(func, "plans take host buffers only, and a buffer is "
+                            "device memory");
     return DART_ERR_INVAL;
   }
   if (op == DART_OP_NO_OP && kind != DART__PLAN_FETCH) {
