@@ -60,8 +60,8 @@ typedef struct dart_plan *dart_plan_t;
 
 /** A root: element `index` of team unit `unit`'s root array. */
 typedef struct {
-  dart_team_unit_t unit;
-  size_t index;
+  dart_team_unit_t unit; /**< the unit whose root array holds the root */
+  size_t index;          /**< the root's element in that array */
 } dart_plan_root_t;
 
 /**
