@@ -20,61 +20,6 @@
 #include "gpu/gpu.h"
 #include "plan/plan.h"
 
-/* ---- walking patterns ---- */
-
-typedef struct {
-  char *a, *b, *c; /* c: fetch's old values, at b's places */
-  size_t elem;
-  dart__op_local_t op;
-} run_ctx_t;
-
-/* a -> b: packing */
-static void run_copy(void *ctx, int64_t a, int64_t b, size_t len)
-{
-  const run_ctx_t *r = ctx;
-  memcpy(r->b + b * (int64_t)r->elem, r->a + a * (int64_t)r->elem,
-         len * r->elem);
-}
-
-/* a = a op b: unpacking into an array */
-static void run_apply(void *ctx, int64_t a, int64_t b, size_t len)
-{
-  const run_ctx_t *r = ctx;
-  r->op.fn(r->b + b * (int64_t)r->elem, r->a + a * (int64_t)r->elem, len,
-           r->op.ctx);
-}
-
-/* b = b op a: a unit's own roots into its own leaves */
-static void run_apply_to_b(void *ctx, int64_t a, int64_t b, size_t len)
-{
-  const run_ctx_t *r = ctx;
-  r->op.fn(r->a + a * (int64_t)r->elem, r->b + b * (int64_t)r->elem, len,
-           r->op.ctx);
-}
-
-/* c = a, then a = a op b, in chunks (a run's elements are distinct, and
- * runs are applied in order, so a root that several runs share sees each
- * operand in turn) */
-static void run_fetch(void *ctx, int64_t a, int64_t b, size_t len)
-{
-  const run_ctx_t *r = ctx;
-  enum { CHUNK = 512 };
-  _Alignas(16) char old[CHUNK];
-  size_t per = CHUNK / r->elem;
-  char *pa = r->a + a * (int64_t)r->elem, *pb = r->b + b * (int64_t)r->elem,
-       *pc = r->c + b * (int64_t)r->elem;
-  for (size_t done = 0; done < len;) {
-    size_t n = len - done < per ? len - done : per, bytes = n * r->elem;
-    memcpy(old, pa, bytes);
-    r->op.fn(pb, pa, n, r->op.ctx);
-    memcpy(pc, old, bytes);
-    done += n;
-    pa += bytes;
-    pb += bytes;
-    pc += bytes;
-  }
-}
-
 /* ---- messages ---- */
 
 /* Waits until one of my words reaches value (the acquire load alone
@@ -143,27 +88,25 @@ static dart_ret_t recv_done(dart__plan_peer_t *p)
 /* Packs array's elements of pattern pat for p and sends them. */
 static dart_ret_t send_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
                                const dart__plan_pattern_t *pat,
-                               const void *array)
+                               const char *array)
 {
   char *dst;
   dart_ret_t ret = send_slot(p, &dst);
   if (ret != DART_OK) return ret;
-  run_ctx_t r = {.a = (char *)array, .b = dst, .elem = plan->type->elem_size};
-  dart__plan__pattern_walk(pat, run_copy, &r);
-  return send_post(p, dst, pat->nelem * r.elem);
+  size_t es = plan->type->elem_size;
+  dart__plan__copy(pat, array, dst, es);
+  return send_post(p, dst, pat->nelem * es);
 }
 
 /* Receives p's message and applies it to array's elements of pat. */
 static dart_ret_t recv_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
-                               const dart__plan_pattern_t *pat, void *array,
-                               dart__op_local_t op)
+                               const dart__plan_pattern_t *pat, char *array,
+                               const dart__op_local_t *op)
 {
   char *src;
   dart_ret_t ret = recv_wait(p, &src);
   if (ret != DART_OK) return ret;
-  run_ctx_t r = {.a = array, .b = src, .elem = plan->type->elem_size,
-                 .op = op};
-  dart__plan__pattern_walk(pat, run_apply, &r);
+  dart__plan__apply(pat, array, src, plan->type->elem_size, op);
   return recv_done(p);
 }
 
@@ -178,10 +121,9 @@ static dart_ret_t serve_fetch(const dart__plan_t *plan, dart__plan_peer_t *p,
   /* across nodes the reply goes out of the inbound slot itself, which is
    * global memory */
   if (!p->direct) dst = src;
-  run_ctx_t r = {.a = rootdata, .b = src, .c = dst,
-                 .elem = plan->type->elem_size, .op = plan->local};
-  dart__plan__pattern_walk(&p->roots, run_fetch, &r);
-  ret = send_post(p, dst, p->roots.nelem * r.elem);
+  size_t es = plan->type->elem_size;
+  dart__plan__fetch(&p->roots, rootdata, src, dst, es, &plan->local);
+  ret = send_post(p, dst, p->roots.nelem * es);
   if (ret != DART_OK) return ret;
   return recv_done(p);
 }
@@ -196,9 +138,8 @@ static dart_ret_t begin_bcast(dart__plan_t *plan)
     dart_ret_t ret = send_pattern(plan, p, &p->roots, plan->src);
     if (ret != DART_OK) return ret;
   }
-  run_ctx_t r = {.a = (char *)plan->src, .b = plan->dst,
-                 .elem = plan->type->elem_size, .op = plan->local};
-  dart__plan__pattern_walk(&plan->self, run_apply_to_b, &r);
+  dart__plan__apply_to_b(&plan->self, plan->src, plan->dst,
+                         plan->type->elem_size, &plan->local);
   return DART_OK;
 }
 
@@ -208,7 +149,7 @@ static dart_ret_t end_bcast(dart__plan_t *plan)
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->leaves.nelem == 0) continue;
     dart_ret_t ret = recv_pattern(plan, p, &p->leaves, plan->dst,
-                                  plan->local);
+                                  &plan->local);
     if (ret != DART_OK) return ret;
   }
   return DART_OK;
@@ -229,22 +170,20 @@ static dart_ret_t begin_leaves_out(dart__plan_t *plan)
 /* Every unit's contribution to my roots, by unit (mine at self_pos). */
 static dart_ret_t end_roots_in(dart__plan_t *plan)
 {
-  run_ctx_t self = {.a = plan->dst, .b = (char *)plan->src,
-                    .c = plan->update, .elem = plan->type->elem_size,
-                    .op = plan->local};
+  size_t es = plan->type->elem_size;
   for (size_t k = 0; k <= plan->npeers; k++) {
-    if (k == plan->self_pos)
-      dart__plan__pattern_walk(&plan->self,
-                               plan->active == DART__PLAN_FETCH ? run_fetch
-                                                                : run_apply,
-                               &self);
+    if (k == plan->self_pos && plan->active == DART__PLAN_FETCH)
+      dart__plan__fetch(&plan->self, plan->dst, plan->src, plan->update, es,
+                        &plan->local);
+    else if (k == plan->self_pos)
+      dart__plan__apply(&plan->self, plan->dst, plan->src, es, &plan->local);
     if (k == plan->npeers) break;
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->roots.nelem == 0) continue;
     dart_ret_t ret = plan->active == DART__PLAN_FETCH
                          ? serve_fetch(plan, p, plan->dst)
                          : recv_pattern(plan, p, &p->roots, plan->dst,
-                                        plan->local);
+                                        &plan->local);
     if (ret != DART_OK) return ret;
   }
   return DART_OK;
@@ -257,7 +196,7 @@ static dart_ret_t end_fetch_replies(dart__plan_t *plan)
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->leaves.nelem == 0) continue;
     dart_ret_t ret = recv_pattern(plan, p, &p->leaves, plan->update,
-                                  plan->replace);
+                                  &plan->replace);
     if (ret != DART_OK) return ret;
   }
   return DART_OK;

@@ -1,6 +1,10 @@
 #include "plan/pattern.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* Runs shorter than this on average: index lists beat blocks. */
+#define MIN_AVG_RUN 8
 
 /* Whether run (a, b, len) continues blk as its next run in a row. */
 static int extends_row(dart__plan_block_t *blk, int64_t a, int64_t b,
@@ -35,17 +39,29 @@ static int extends_box(dart__plan_block_t *blk, const dart__plan_block_t *next)
   return 1;
 }
 
+static dart_ret_t index_form(const int64_t *a, const int64_t *b, size_t n,
+                             dart__plan_pattern_t *p)
+{
+  p->a_at = malloc(n * sizeof *p->a_at);
+  p->b_at = b ? malloc(n * sizeof *p->b_at) : NULL;
+  if (p->a_at == NULL || (b && p->b_at == NULL)) {
+    dart__plan__pattern_free(p);
+    return DART_ERR_NOMEM;
+  }
+  memcpy(p->a_at, a, n * sizeof *a);
+  if (b) memcpy(p->b_at, b, n * sizeof *b);
+  return DART_OK;
+}
+
 dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
                                      size_t n, dart__plan_pattern_t *p)
 {
-  p->blocks = NULL;
-  p->nblocks = 0;
-  p->nelem = n;
+  *p = (dart__plan_pattern_t){.nelem = n};
   if (n == 0) return DART_OK;
   /* at most one block per element; shrunk below */
   dart__plan_block_t *blocks = malloc(n * sizeof *blocks);
   if (blocks == NULL) return DART_ERR_NOMEM;
-  size_t nb = 0;
+  size_t nb = 0, runs = 0;
   /* rows: runs at constant strides */
   for (size_t k = 0; k < n;) {
     int64_t ak = a[k], bk = b ? b[k] : (int64_t)k;
@@ -54,9 +70,14 @@ dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
            (b ? b[k + len] : (int64_t)(k + len)) == bk + (int64_t)len)
       len++;
     k += len;
+    runs++;
     if (nb > 0 && extends_row(&blocks[nb - 1], ak, bk, len)) continue;
     blocks[nb++] = (dart__plan_block_t){.a = ak, .b = bk, .len = len,
                                         .n1 = 1, .n2 = 1};
+  }
+  if (n < MIN_AVG_RUN * runs) {
+    free(blocks);
+    return index_form(a, b, n, p);
   }
   /* boxes: rows at constant strides */
   size_t nbox = 0;
@@ -73,7 +94,200 @@ dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
 void dart__plan__pattern_free(dart__plan_pattern_t *p)
 {
   free(p->blocks);
-  p->blocks = NULL;
-  p->nblocks = 0;
-  p->nelem = 0;
+  free(p->a_at);
+  free(p->b_at);
+  *p = (dart__plan_pattern_t){0};
+}
+
+/* ---- the block form ---- */
+
+typedef struct {
+  char *a, *b, *c;
+  size_t es;
+  const dart__op_local_t *op;
+} run_ctx_t;
+
+/* Calls fn(ctx, a, b, len) for every run, in order; inlined with fn. */
+static inline __attribute__((always_inline)) void walk(
+    const dart__plan_pattern_t *p,
+    void (*fn)(const run_ctx_t *r, int64_t a, int64_t b, size_t len),
+    const run_ctx_t *r)
+{
+  for (size_t k = 0; k < p->nblocks; k++) {
+    const dart__plan_block_t *blk = &p->blocks[k];
+    for (size_t i2 = 0; i2 < blk->n2; i2++) {
+      int64_t a = blk->a + (int64_t)i2 * blk->a2;
+      int64_t b = blk->b + (int64_t)i2 * blk->b2;
+      for (size_t i1 = 0; i1 < blk->n1; i1++, a += blk->a1, b += blk->b1)
+        fn(r, a, b, blk->len);
+    }
+  }
+}
+
+static void run_copy(const run_ctx_t *r, int64_t a, int64_t b, size_t len)
+{
+  memcpy(r->b + b * (int64_t)r->es, r->a + a * (int64_t)r->es, len * r->es);
+}
+
+static void run_apply(const run_ctx_t *r, int64_t a, int64_t b, size_t len)
+{
+  r->op->fn(r->b + b * (int64_t)r->es, r->a + a * (int64_t)r->es, len,
+            r->op->ctx);
+}
+
+static void run_apply_to_b(const run_ctx_t *r, int64_t a, int64_t b,
+                           size_t len)
+{
+  r->op->fn(r->a + a * (int64_t)r->es, r->b + b * (int64_t)r->es, len,
+            r->op->ctx);
+}
+
+/* ---- the index form: typed loops over chunks ---- */
+
+enum { CHUNK_BYTES = 4096 };
+
+/* dst[i] = src[at[i]] for n elements (at == NULL: src[i]) */
+static void gather(char *restrict dst, const char *restrict src,
+                   const int64_t *at, size_t n, size_t es)
+{
+  if (at == NULL) {
+    memcpy(dst, src, n * es);
+    return;
+  }
+#define GATHER(T)                                                          \
+  for (size_t i = 0; i < n; i++)                                           \
+    ((T *)(void *)dst)[i] = ((const T *)(const void *)src)[at[i]];        \
+  return
+  switch (es) {
+  case 1: GATHER(uint8_t);
+  case 2: GATHER(uint16_t);
+  case 4: GATHER(uint32_t);
+  case 8: GATHER(uint64_t);
+  default:
+    for (size_t i = 0; i < n; i++)
+      memcpy(dst + i * es, src + at[i] * (int64_t)es, es);
+  }
+#undef GATHER
+}
+
+/* dst[at[i]] = src[i] for n elements (at == NULL: dst[i]) */
+static void scatter(char *restrict dst, const int64_t *at,
+                    const char *restrict src, size_t n, size_t es)
+{
+  if (at == NULL) {
+    memcpy(dst, src, n * es);
+    return;
+  }
+#define SCATTER(T)                                                         \
+  for (size_t i = 0; i < n; i++)                                           \
+    ((T *)(void *)dst)[at[i]] = ((const T *)(const void *)src)[i];        \
+  return
+  switch (es) {
+  case 1: SCATTER(uint8_t);
+  case 2: SCATTER(uint16_t);
+  case 4: SCATTER(uint32_t);
+  case 8: SCATTER(uint64_t);
+  default:
+    for (size_t i = 0; i < n; i++)
+      memcpy(dst + at[i] * (int64_t)es, src + i * es, es);
+  }
+#undef SCATTER
+}
+
+void dart__plan__copy(const dart__plan_pattern_t *p, const char *a, char *b,
+                      size_t es)
+{
+  if (p->a_at == NULL) {
+    run_ctx_t r = {.a = (char *)a, .b = b, .es = es};
+    walk(p, run_copy, &r);
+    return;
+  }
+  if (p->b_at == NULL) {
+    gather(b, a, p->a_at, p->nelem, es);
+    return;
+  }
+  _Alignas(16) char tmp[CHUNK_BYTES];
+  size_t per = CHUNK_BYTES / es;
+  for (size_t k = 0; k < p->nelem; k += per) {
+    size_t n = p->nelem - k < per ? p->nelem - k : per;
+    gather(tmp, a, p->a_at + k, n, es);
+    scatter(b, p->b_at + k, tmp, n, es);
+  }
+}
+
+void dart__plan__apply(const dart__plan_pattern_t *p, char *a, const char *b,
+                       size_t es, const dart__op_local_t *op)
+{
+  if (p->a_at == NULL) {
+    run_ctx_t r = {.a = a, .b = (char *)b, .es = es, .op = op};
+    walk(p, run_apply, &r);
+    return;
+  }
+  _Alignas(16) char tmp[CHUNK_BYTES];
+  size_t per = CHUNK_BYTES / es;
+  for (size_t k = 0; k < p->nelem; k += per) {
+    size_t n = p->nelem - k < per ? p->nelem - k : per;
+    const char *in = b + k * es;
+    if (p->b_at) {
+      gather(tmp, b, p->b_at + k, n, es);
+      in = tmp;
+    }
+    op->at(in, a, p->a_at + k, n, op->ctx);
+  }
+}
+
+void dart__plan__apply_to_b(const dart__plan_pattern_t *p, const char *a,
+                            char *b, size_t es, const dart__op_local_t *op)
+{
+  if (p->a_at == NULL) {
+    run_ctx_t r = {.a = (char *)a, .b = b, .es = es, .op = op};
+    walk(p, run_apply_to_b, &r);
+    return;
+  }
+  _Alignas(16) char tmp[CHUNK_BYTES];
+  size_t per = CHUNK_BYTES / es;
+  for (size_t k = 0; k < p->nelem; k += per) {
+    size_t n = p->nelem - k < per ? p->nelem - k : per;
+    gather(tmp, a, p->a_at + k, n, es);
+    if (p->b_at)
+      op->at(tmp, b, p->b_at + k, n, op->ctx);
+    else
+      op->fn(tmp, b + k * es, n, op->ctx);
+  }
+}
+
+/* One pair of fetch (a run's elements are distinct, and pairs go in
+ * order, so a root that several pairs share sees each operand in turn). */
+static void fetch_one(char *a, const char *b, char *c, size_t es,
+                      const dart__op_local_t *op)
+{
+  _Alignas(16) char old[32];
+  memcpy(old, a, es);
+  op->fn(b, a, 1, op->ctx);
+  memcpy(c, old, es);
+}
+
+void dart__plan__fetch(const dart__plan_pattern_t *p, char *a, const char *b,
+                       char *c, size_t es, const dart__op_local_t *op)
+{
+  if (p->a_at != NULL) {
+    for (size_t k = 0; k < p->nelem; k++) {
+      int64_t j = p->b_at ? p->b_at[k] : (int64_t)k;
+      fetch_one(a + p->a_at[k] * (int64_t)es, b + j * (int64_t)es,
+                c + j * (int64_t)es, es, op);
+    }
+    return;
+  }
+  for (size_t k = 0; k < p->nblocks; k++) {
+    const dart__plan_block_t *blk = &p->blocks[k];
+    for (size_t i2 = 0; i2 < blk->n2; i2++)
+      for (size_t i1 = 0; i1 < blk->n1; i1++) {
+        int64_t ai = blk->a + (int64_t)i2 * blk->a2 + (int64_t)i1 * blk->a1;
+        int64_t bi = blk->b + (int64_t)i2 * blk->b2 + (int64_t)i1 * blk->b1;
+        for (size_t e = 0; e < blk->len; e++)
+          fetch_one(a + (ai + (int64_t)e) * (int64_t)es,
+                    b + (bi + (int64_t)e) * (int64_t)es,
+                    c + (bi + (int64_t)e) * (int64_t)es, es, op);
+      }
+  }
 }

@@ -1,10 +1,12 @@
 /*
  * Access patterns of a communication plan: which elements of an array (a)
- * go to or come from which elements of another (b), as runs of
- * consecutive elements on both sides, merged at set-up into blocks of up
- * to three levels (runs at constant strides, and such rows at constant
- * strides: the faces of 2-D and 3-D boxes), so that the hot path walks a
- * few blocks instead of an index per element.
+ * pair with which elements of another (b): a packed message, or a unit's
+ * own leaves. Set-up merges the pairs into runs consecutive on both sides,
+ * runs at constant strides into rows and rows at constant strides into
+ * boxes (the faces of 2-D and 3-D blocks), so that the hot path walks a
+ * few blocks instead of an index per element. Where the runs are short
+ * (scattered elements, strided columns) the pattern keeps index lists
+ * instead, walked by typed loops in chunks.
  */
 #ifndef DART__PLAN__PATTERN_H_
 #define DART__PLAN__PATTERN_H_
@@ -12,6 +14,8 @@
 #include <dart/dart_types.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "types/op.h"
 
 /* n2 rows of n1 runs of len elements: run (i2, i1) starts at element
  * a + i2 * a2 + i1 * a1 of a and b + i2 * b2 + i1 * b1 of b. */
@@ -22,9 +26,12 @@ typedef struct {
 } dart__plan_block_t;
 
 typedef struct {
-  dart__plan_block_t *blocks;
+  dart__plan_block_t *blocks; /* block form */
   size_t nblocks;
-  size_t nelem; /* elements in all runs */
+  int64_t *a_at, *b_at;       /* index form (a_at != NULL): pair k is
+                                 (a_at[k], b_at[k]), or (a_at[k], k)
+                                 where b_at is NULL */
+  size_t nelem;               /* pairs */
 } dart__plan_pattern_t;
 
 /* The pattern of n element pairs (a[k], b[k]), in this order (b == NULL:
@@ -33,20 +40,18 @@ dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
                                      size_t n, dart__plan_pattern_t *p);
 void dart__plan__pattern_free(dart__plan_pattern_t *p);
 
-/* Calls fn(ctx, a, b, len) for every run, in order. */
-static inline __attribute__((always_inline)) void dart__plan__pattern_walk(
-    const dart__plan_pattern_t *p,
-    void (*fn)(void *ctx, int64_t a, int64_t b, size_t len), void *ctx)
-{
-  for (size_t k = 0; k < p->nblocks; k++) {
-    const dart__plan_block_t *blk = &p->blocks[k];
-    for (size_t i2 = 0; i2 < blk->n2; i2++) {
-      int64_t a = blk->a + (int64_t)i2 * blk->a2;
-      int64_t b = blk->b + (int64_t)i2 * blk->b2;
-      for (size_t i1 = 0; i1 < blk->n1; i1++, a += blk->a1, b += blk->b1)
-        fn(ctx, a, b, blk->len);
-    }
-  }
-}
+/* The operations on the pairs, elements of es bytes, in pair order:
+ *   copy:  b[j] = a[i]
+ *   apply: a[i] = a[i] op b[j]
+ *   apply_to_b: b[j] = b[j] op a[i]
+ *   fetch: c[j] = a[i], then a[i] = a[i] op b[j] */
+void dart__plan__copy(const dart__plan_pattern_t *p, const char *a, char *b,
+                      size_t es);
+void dart__plan__apply(const dart__plan_pattern_t *p, char *a, const char *b,
+                       size_t es, const dart__op_local_t *op);
+void dart__plan__apply_to_b(const dart__plan_pattern_t *p, const char *a,
+                            char *b, size_t es, const dart__op_local_t *op);
+void dart__plan__fetch(const dart__plan_pattern_t *p, char *a, const char *b,
+                       char *c, size_t es, const dart__op_local_t *op);
 
 #endif

@@ -170,7 +170,10 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
 
 /* ---- local combinations (dart__types__op_local) ---- */
 
-#define LOCAL_LOOP(name, c_type, expr)                                     \
+/* Each (type, operation): a loop over consecutive elements and one over
+ * elements at indices (applied in order, so a repeated index sees each
+ * operand in turn). */
+#define LOCAL_LOOPS(name, c_type, expr)                                    \
   static void name(const void *in_, void *inout_, size_t n, void *ctx)    \
   {                                                                         \
     (void)ctx;                                                              \
@@ -180,34 +183,51 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
       c_type a = io[i], b = in[i];                                          \
       io[i] = (expr);                                                       \
     }                                                                       \
+  }                                                                         \
+  static void name##_at(const void *in_, void *inout_, const int64_t *at,  \
+                        size_t n, void *ctx)                                \
+  {                                                                         \
+    (void)ctx;                                                              \
+    const c_type *in = in_;                                                 \
+    c_type *io = inout_;                                                    \
+    for (size_t i = 0; i < n; i++) {                                        \
+      c_type a = io[at[i]], b = in[i];                                      \
+      io[at[i]] = (expr);                                                   \
+    }                                                                       \
   }
 
+typedef struct {
+  void (*fn)(const void *, void *, size_t, void *);
+  void (*at)(const void *, void *, const int64_t *, size_t, void *);
+} local_pair_t;
+#define PAIR(name) {name, name##_at}
+
 /* Each type's loops, in the order of the operations' values
- * (DART_OP_MIN .. DART_OP_LXOR; NULL for MINMAX); floating types have
+ * (DART_OP_MIN .. DART_OP_LXOR; none for MINMAX); floating types have
  * the arithmetic ones only. */
 #define LOCAL_ARITH(tag, c_type)                                           \
-  LOCAL_LOOP(tag##_min, c_type, b < a ? b : a)                             \
-  LOCAL_LOOP(tag##_max, c_type, b > a ? b : a)                             \
-  LOCAL_LOOP(tag##_sum, c_type, a + b)                                     \
-  LOCAL_LOOP(tag##_prod, c_type, a * b)
+  LOCAL_LOOPS(tag##_min, c_type, b < a ? b : a)                            \
+  LOCAL_LOOPS(tag##_max, c_type, b > a ? b : a)                            \
+  LOCAL_LOOPS(tag##_sum, c_type, a + b)                                    \
+  LOCAL_LOOPS(tag##_prod, c_type, a * b)
 #define LOCAL_INTEGRAL(tag, c_type)                                        \
   LOCAL_ARITH(tag, c_type)                                                 \
-  LOCAL_LOOP(tag##_band, c_type, a & b)                                    \
-  LOCAL_LOOP(tag##_land, c_type, a && b)                                   \
-  LOCAL_LOOP(tag##_bor, c_type, a | b)                                     \
-  LOCAL_LOOP(tag##_lor, c_type, a || b)                                    \
-  LOCAL_LOOP(tag##_bxor, c_type, a ^ b)                                    \
-  LOCAL_LOOP(tag##_lxor, c_type, !a != !b)                                 \
-  static void (*const tag##_loops[])(const void *, void *, size_t,         \
-                                     void *) = {                           \
-      tag##_min,  tag##_max, NULL,      tag##_sum,  tag##_prod,            \
-      tag##_band, tag##_land, tag##_bor, tag##_lor, tag##_bxor,            \
-      tag##_lxor};
+  LOCAL_LOOPS(tag##_band, c_type, a & b)                                   \
+  LOCAL_LOOPS(tag##_land, c_type, a && b)                                  \
+  LOCAL_LOOPS(tag##_bor, c_type, a | b)                                    \
+  LOCAL_LOOPS(tag##_lor, c_type, a || b)                                   \
+  LOCAL_LOOPS(tag##_bxor, c_type, a ^ b)                                   \
+  LOCAL_LOOPS(tag##_lxor, c_type, !a != !b)                                \
+  static const local_pair_t tag##_loops[] = {                              \
+      PAIR(tag##_min),  PAIR(tag##_max),  {NULL, NULL},                    \
+      PAIR(tag##_sum),  PAIR(tag##_prod), PAIR(tag##_band),                \
+      PAIR(tag##_land), PAIR(tag##_bor),  PAIR(tag##_lor),                 \
+      PAIR(tag##_bxor), PAIR(tag##_lxor)};
 #define LOCAL_FLOATING(tag, c_type)                                        \
   LOCAL_ARITH(tag, c_type)                                                 \
-  static void (*const tag##_loops[])(const void *, void *, size_t,         \
-                                     void *) = {                           \
-      tag##_min, tag##_max, NULL, tag##_sum, tag##_prod};
+  static const local_pair_t tag##_loops[] = {                              \
+      PAIR(tag##_min), PAIR(tag##_max), {NULL, NULL}, PAIR(tag##_sum),     \
+      PAIR(tag##_prod)};
 
 LOCAL_INTEGRAL(byte, signed char)
 LOCAL_INTEGRAL(short, short)
@@ -221,24 +241,41 @@ LOCAL_FLOATING(float, float)
 LOCAL_FLOATING(double, double)
 LOCAL_FLOATING(ldouble, long double)
 
-typedef void (*local_loop_t)(const void *, void *, size_t, void *);
-static const struct {
-  const local_loop_t *loops;
-  size_t nloops;
-} local_loops[DART_TYPE_LAST] = {
-#define LOOPS(t, tag) [t] = {tag##_loops, sizeof tag##_loops / sizeof *tag##_loops}
-    LOOPS(DART_TYPE_BYTE, byte),         LOOPS(DART_TYPE_SHORT, short),
-    LOOPS(DART_TYPE_INT, int),           LOOPS(DART_TYPE_UINT, uint),
-    LOOPS(DART_TYPE_LONG, long),         LOOPS(DART_TYPE_ULONG, ulong),
-    LOOPS(DART_TYPE_LONGLONG, longlong), LOOPS(DART_TYPE_ULONGLONG, ulonglong),
-    LOOPS(DART_TYPE_FLOAT, float),       LOOPS(DART_TYPE_DOUBLE, double),
-    LOOPS(DART_TYPE_LONG_DOUBLE, ldouble),
-#undef LOOPS
+static const local_pair_t *const local_loops[DART_TYPE_LAST] = {
+    [DART_TYPE_BYTE] = byte_loops,         [DART_TYPE_SHORT] = short_loops,
+    [DART_TYPE_INT] = int_loops,           [DART_TYPE_UINT] = uint_loops,
+    [DART_TYPE_LONG] = long_loops,         [DART_TYPE_ULONG] = ulong_loops,
+    [DART_TYPE_LONGLONG] = longlong_loops,
+    [DART_TYPE_ULONGLONG] = ulonglong_loops,
+    [DART_TYPE_FLOAT] = float_loops,       [DART_TYPE_DOUBLE] = double_loops,
+    [DART_TYPE_LONG_DOUBLE] = ldouble_loops,
 };
 
+/* REPLACE copies elements of the type's size (ctx: the type). */
 static void local_replace(const void *in, void *inout, size_t n, void *ctx)
 {
   memcpy(inout, in, n * ((const dart__dtype_t *)ctx)->elem_size);
+}
+
+static void local_replace_at(const void *in, void *inout, const int64_t *at,
+                             size_t n, void *ctx)
+{
+  size_t es = ((const dart__dtype_t *)ctx)->elem_size;
+#define REPLACE_AT(T)                                                      \
+  for (size_t i = 0; i < n; i++)                                           \
+    ((T *)inout)[at[i]] = ((const T *)in)[i];                              \
+  return
+  switch (es) {
+  case 1: REPLACE_AT(uint8_t);
+  case 2: REPLACE_AT(uint16_t);
+  case 4: REPLACE_AT(uint32_t);
+  case 8: REPLACE_AT(uint64_t);
+  default:
+    for (size_t i = 0; i < n; i++)
+      memcpy((char *)inout + at[i] * (int64_t)es, (const char *)in + i * es,
+             es);
+  }
+#undef REPLACE_AT
 }
 
 static void local_keep(const void *in, void *inout, size_t n, void *ctx)
@@ -246,10 +283,26 @@ static void local_keep(const void *in, void *inout, size_t n, void *ctx)
   (void)in, (void)inout, (void)n, (void)ctx;
 }
 
+static void local_keep_at(const void *in, void *inout, const int64_t *at,
+                          size_t n, void *ctx)
+{
+  (void)in, (void)inout, (void)at, (void)n, (void)ctx;
+}
+
 static void local_user(const void *in, void *inout, size_t n, void *ctx)
 {
   const user_op_t *u = ctx;
   u->fn(in, inout, n, u->userdata);
+}
+
+static void local_user_at(const void *in, void *inout, const int64_t *at,
+                          size_t n, void *ctx)
+{
+  const user_op_t *u = ctx;
+  size_t es = dart__types__dtype(u->dtype)->elem_size;
+  for (size_t i = 0; i < n; i++)
+    u->fn((const char *)in + i * es, (char *)inout + at[i] * (int64_t)es, 1,
+          u->userdata);
 }
 
 dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
@@ -262,7 +315,9 @@ dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
     return DART_ERR_INVAL;
   }
   if (op == DART_OP_REPLACE || op == DART_OP_NO_OP) {
-    local->fn = op == DART_OP_REPLACE ? local_replace : local_keep;
+    bool replace = op == DART_OP_REPLACE;
+    local->fn = replace ? local_replace : local_keep;
+    local->at = replace ? local_replace_at : local_keep_at;
     local->ctx = (void *)t;
     return DART_OK;
   }
@@ -280,11 +335,14 @@ dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
     uint32_t id = 0;
     user_id(op, &id); /* valid: dart__types__op_mpi found it */
     local->fn = local_user;
+    local->at = local_user_at;
     local->ctx = dart__base__slots_get(&user_ops, id);
     return DART_OK;
   }
-  /* dart__types__op_mpi admitted op for t: its loop exists */
-  local->fn = local_loops[t->base].loops[op - DART_OP_MIN];
+  /* dart__types__op_mpi admitted op for t: its loops exist */
+  const local_pair_t *pair = &local_loops[t->base][op - DART_OP_MIN];
+  local->fn = pair->fn;
+  local->at = pair->at;
   local->ctx = NULL;
   return DART_OK;
 }

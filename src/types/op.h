@@ -4,6 +4,7 @@
 
 #include <dart/dart_types.h>
 #include <mpi.h>
+#include <stdint.h>
 
 #include "types/datatype.h"
 
@@ -22,10 +23,13 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
 /*
  * A combination of elements in this process: fn(in, inout, n, ctx) sets
  * inout[i] to inout[i] op in[i] for n elements of the type (REPLACE copies
- * in, NO_OP leaves inout as it is).
+ * in, NO_OP leaves inout as it is); at(in, inout, idx, n, ctx) sets
+ * inout[idx[i]] to inout[idx[i]] op in[i], in order of i.
  */
 typedef struct {
   void (*fn)(const void *in, void *inout, size_t n, void *ctx);
+  void (*at)(const void *in, void *inout, const int64_t *idx, size_t n,
+             void *ctx);
   void *ctx;
 } dart__op_local_t;
 
