@@ -1,11 +1,12 @@
 /*
  * What the examples share: stop the whole job on the first DART error,
- * naming the call, and a clock.
+ * naming the call, a clock and a hash.
  */
 #ifndef DART_EXAMPLES_EXAMPLE_H_
 #define DART_EXAMPLES_EXAMPLE_H_
 
 #include <dart/dart.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -28,6 +29,14 @@ static inline double example_now(void)
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* splitmix64's finalizer: consecutive inputs land far apart. */
+static inline uint64_t example_hash(uint64_t key)
+{
+  key = (key ^ (key >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  key = (key ^ (key >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return key ^ (key >> 31);
 }
 
 #endif

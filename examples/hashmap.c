@@ -54,14 +54,6 @@ static dart_gptr_t word(const hashmap_t *m, uint64_t s, int w)
   return g;
 }
 
-/* splitmix64's finalizer: consecutive keys land far apart. */
-static uint64_t hash(uint64_t key)
-{
-  key = (key ^ (key >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  key = (key ^ (key >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return key ^ (key >> 31);
-}
-
 /* An atomic read: the word may change while we read it. */
 static uint64_t load(dart_gptr_t g)
 {
@@ -83,7 +75,7 @@ static void store(dart_gptr_t g, uint64_t v)
 static insert_result_t hm_insert(const hashmap_t *m, uint64_t key,
                                  uint64_t value)
 {
-  uint64_t h = hash(key) % m->total;
+  uint64_t h = example_hash(key) % m->total;
   for (uint64_t i = 0; i < m->total; i++) {
     uint64_t s = (h + i) % m->total; /* wraps over units */
     uint64_t empty = EMPTY, busy = BUSY, state;
@@ -116,7 +108,7 @@ static insert_result_t hm_insert(const hashmap_t *m, uint64_t key,
 /* 1 and *value if key is in the map, else 0. Never waits. */
 static int hm_find(const hashmap_t *m, uint64_t key, uint64_t *value)
 {
-  uint64_t h = hash(key) % m->total;
+  uint64_t h = example_hash(key) % m->total;
   for (uint64_t i = 0; i < m->total; i++) {
     uint64_t s = (h + i) % m->total;
     uint64_t state = load(word(m, s, STATE));
