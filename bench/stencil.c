@@ -1,16 +1,19 @@
 /*
  * Five-point Jacobi stencil (examples/stencil.h), time per iteration with
- * five halo exchanges over the same sweep:
+ * six halo exchanges over the same sweep:
  *   dart          dart_put of the edge rows into the neighbours' halos,
  *                 dart_flush_all, dart_barrier (the stencil example's code)
  *   dart_signal   dart_put_signal of the edge rows, then a wait for this
  *                 unit's own halos' signals (the example's -s)
+ *   dart_plan     a bcast of the plan of dart_plan_create_halo into the
+ *                 halos of private buffers, overlapped with the interior
+ *                 sweep (the example's -p)
  *   mpi_sendrecv  MPI_Sendrecv of the edge rows, malloc'd buffers
  *   mpi_isend     MPI_Irecv of both halos, MPI_Isend of both edge rows,
  *                 MPI_Waitall: the best two-sided exchange, malloc'd
  *   mpi_rma       MPI_Put into an MPI_Win_allocate window, MPI_Win_fence
  * Rows: stencil,jacobi,IMPL,layout,units,N,us-per-iteration,us (median over
- * reps of runs of the same number of iterations, the five interleaved so
+ * reps of runs of the same number of iterations, the six interleaved so
  * that outside load hits each alike) and stencil,jacobi,IMPL,...,residual,
  * residual. The residuals must agree (and, with --smoke, match a serial
  * run); otherwise the program exits 1.
@@ -28,18 +31,21 @@
 enum {
   IMPL_DART,
   IMPL_DART_SIGNAL,
+  IMPL_DART_PLAN,
   IMPL_SENDRECV,
   IMPL_ISEND,
   IMPL_RMA,
   NIMPL
 };
 static const char *const impl_name[NIMPL] = {
-    "dart", "dart_signal", "mpi_sendrecv", "mpi_isend", "mpi_rma"};
+    "dart", "dart_signal", "dart_plan", "mpi_sendrecv", "mpi_isend",
+    "mpi_rma"};
 
-/* Both DART versions share stencil_dart_t. */
+/* The DART versions share stencil_dart_t. */
 static int is_dart(int impl)
 {
-  return impl == IMPL_DART || impl == IMPL_DART_SIGNAL;
+  return impl == IMPL_DART || impl == IMPL_DART_SIGNAL ||
+         impl == IMPL_DART_PLAN;
 }
 
 /* The two-sided versions: no window, malloc'd buffers. */
@@ -70,7 +76,9 @@ static void grid_open(grid_t *g, int impl, int n, int me, int units)
   stencil_rows(n, me > 0 ? me - 1 : 0, units, &f, &g->up_rows);
   stencil_rows(n, 0, units, &f, &maxrows);
   g->buf = (size_t)(maxrows + 2) * stencil_ld(n);
-  if (is_dart(impl)) {
+  if (impl == IMPL_DART_PLAN) {
+    TRY(stencil_dart_alloc_plan(&g->dart, n, me, units));
+  } else if (is_dart(impl)) {
     TRY(stencil_dart_alloc(&g->dart, n, me, units));
   } else if (is_two_sided(impl)) {
     g->mem = malloc(2 * g->buf * sizeof(float));
@@ -104,6 +112,10 @@ static void grid_iterate(grid_t *g)
   }
   if (g->impl == IMPL_DART_SIGNAL) {
     TRY(stencil_dart_iterate_signal(&g->dart));
+    return;
+  }
+  if (g->impl == IMPL_DART_PLAN) {
+    TRY(stencil_dart_iterate_plan(&g->dart));
     return;
   }
   int n = g->n, rows = g->rows;

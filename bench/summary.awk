@@ -6,6 +6,7 @@
 
 $1 == "bench" || /^#/ || NF < 8 { next }
 $8 == "residual" { next } # the stencil's check value, not a time
+$1 == "plan" && $8 != "us" { next } # MB/s and speedups follow from the times
 {
   key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5 SUBSEP $6
   V[key] = $7
@@ -116,6 +117,31 @@ function by_units(title, bench, op, layout, size, impls, ref, unitname,
     if (!any) continue
     if (ref) line = line " " ((v[1] != "" && v[ref] != "" && v[ref] > 0) ? sprintf("%.3g", v[1] / v[ref]) : "-") " |"
     print line
+  }
+}
+
+# bench_plan on one layout: a row per graph, size, operation and unit
+# count; petsc / dart is libdart's speedup over PetscSF.
+function plan_table(layout,    ng, g, gi, pg, j, oi, o, nu, un, i, d, dg, p) {
+  nu = distinct(UNITS["plan" SUBSEP layout], un)
+  if (nu == 0) return
+  printf "\n#### %s (µs)\n\n", layout
+  print "| graph | per unit | op | units | dart | dart_graph | petsc | petsc / dart |"
+  print "|---|---|---|---|---|---|---|---|"
+  ng = split("halo2d:²:64:1024;halo3d:³:16:96;random: leaves:1000:100000", g, ";")
+  for (gi = 1; gi <= ng; gi++) {
+    split(g[gi], pg, ":")
+    for (j = 3; j <= 4; j++)
+      for (oi = 0; oi < 2; oi++) {
+        o = oi ? "reduce" : "bcast"
+        for (i = 1; i <= nu; i++) {
+          d = val("plan", pg[1] "_" o, "dart", layout, un[i], pg[j])
+          dg = val("plan", pg[1] "_" o, "dart_graph", layout, un[i], pg[j])
+          p = val("plan", pg[1] "_" o, "petsc", layout, un[i], pg[j])
+          if (d == "" && p == "") continue
+          printf "| %s | %s%s | %s | %d | %s | %s | %s | %s |\n", pg[1], pg[j], pg[2], o, un[i], fmt(d), fmt(dg), fmt(p), (d != "" && p != "" && d > 0) ? sprintf("%.3g", p / d) : "-"
+        }
+      }
   }
 }
 
@@ -290,8 +316,13 @@ END {
     if (UNITS["stencil" SUBSEP lay] == "") continue
     nsz = split("128 512 1024", st, " ")
     for (j = 1; j <= nsz; j++)
-      by_units("Jacobi " st[j] "²", "stencil", "jacobi", lay, st[j], "dart|dart_signal|mpi_sendrecv|mpi_isend|mpi_rma", 3, "µs")
+      by_units("Jacobi " st[j] "²", "stencil", "jacobi", lay, st[j], "dart|dart_signal|dart_plan|mpi_sendrecv|mpi_isend|mpi_rma", 4, "µs")
   }
+  print ""
+  print "### Communication plans vs PetscSF (time per call)"
+  nlay = split("node upn1 upn1.ucx", plan_layouts, " ")
+  for (li = 1; li <= nlay; li++)
+    plan_table(plan_layouts[li])
   print ""
   print "### dart_init and dart_exit, MPI initialised by the program"
   by_units("dart_init", "init", "dart_init", "node", 0, "dart|dart_mpi", 2, "ms, median")

@@ -5,10 +5,12 @@
  * sweep it puts its edge rows into its neighbours' halos with dart_put,
  * completes them with dart_flush_all and meets everyone in dart_barrier;
  * with -s it puts them with dart_put_signal and waits for its own halos'
- * signals alone (dart_signal.h), with neither flush nor barrier
- * (stencil.h).
+ * signals alone (dart_signal.h), with neither flush nor barrier; with -p
+ * it keeps its block in private memory and exchanges the halos with a
+ * communication plan (dart_plan_create_halo, dart_plan.h), sweeping the
+ * interior while the edge rows travel (stencil.h).
  *
- *   dartrun -n 4 ./stencil [-n N] [-i iterations] [-c] [-s]
+ *   dartrun -n 4 ./stencil [-n N] [-i iterations] [-c] [-s | -p]
  *
  * Prints the residual (sum of the squared updates of the last iteration
  * over the whole grid) and the time per iteration. For n <= 256, or with
@@ -51,18 +53,20 @@ int main(int argc, char **argv)
   size_t units;
   TRY(dart_myid(&me));
   TRY(dart_size(&units));
-  int n = 512, iters = 100, force_check = 0, use_signal = 0, opt;
-  while ((opt = getopt(argc, argv, "n:i:cs")) != -1) {
+  /* the halo exchange: 0 (put, flush, barrier), 's' or 'p' (not both) */
+  int n = 512, iters = 100, force_check = 0, exchange = 0, opt;
+  while ((opt = getopt(argc, argv, "n:i:csp")) != -1) {
     if (opt == 'n') n = atoi(optarg);
     else if (opt == 'i') iters = atoi(optarg);
     else if (opt == 'c') force_check = 1;
-    else if (opt == 's') use_signal = 1;
+    else if ((opt == 's' || opt == 'p') && (exchange == 0 || exchange == opt))
+      exchange = opt;
     else n = -1;
   }
   /* every unit needs a row; 2^15 keeps a one-unit grid within 8 GiB */
   if (n < (int)units || n > 32768 || iters < 1) {
     if (me.id == 0)
-      fprintf(stderr, "usage: stencil [-n N] [-i iterations] [-c] [-s]\n"
+      fprintf(stderr, "usage: stencil [-n N] [-i iterations] [-c] [-s | -p]\n"
                       "  N within %zu (the units) .. 32768, iterations >= 1\n",
               units);
     dart_exit();
@@ -70,15 +74,17 @@ int main(int argc, char **argv)
   }
 
   stencil_dart_t s;
-  TRY(stencil_dart_alloc(&s, n, me.id, (int)units));
+  TRY(exchange == 'p' ? stencil_dart_alloc_plan(&s, n, me.id, (int)units)
+                      : stencil_dart_alloc(&s, n, me.id, (int)units));
   TRY(stencil_dart_reset(&s));
   double t0 = example_now();
   for (int it = 0; it < iters; it++)
-    TRY(use_signal ? stencil_dart_iterate_signal(&s)
-                   : stencil_dart_iterate(&s));
-  /* the flush version's iterations end in a barrier, the signal version's
-   * do not: the clock stops when the slowest unit is done */
-  if (use_signal) TRY(dart_barrier(DART_TEAM_ALL));
+    TRY(exchange == 's'   ? stencil_dart_iterate_signal(&s)
+        : exchange == 'p' ? stencil_dart_iterate_plan(&s)
+                          : stencil_dart_iterate(&s));
+  /* the flush version's iterations end in a barrier, the others' do not:
+   * the clock stops when the slowest unit is done */
+  if (exchange != 0) TRY(dart_barrier(DART_TEAM_ALL));
   double seconds = example_now() - t0;
   double residual;
   TRY(stencil_dart_residual(&s, &residual));
@@ -94,7 +100,10 @@ int main(int argc, char **argv)
                      DART_TEAM_ALL));
   if (me.id == 0) {
     printf("stencil: %zu units, %dx%d grid, %d iterations%s\n", units, n, n,
-           iters, use_signal ? ", dart_put_signal" : "");
+           iters,
+           exchange == 's'   ? ", dart_put_signal"
+           : exchange == 'p' ? ", dart_plan"
+                             : "");
     printf("stencil: residual %.9g (sum of squared updates, last iteration)\n",
            residual);
     printf("stencil: %.2f us per iteration\n", seconds / iters * 1e6);

@@ -12,12 +12,16 @@
  * Units own block rows; each keeps (rows + 2) lines of (n + 2) floats:
  * line 0 and line rows + 1 are the halos (a neighbour's edge row, or the
  * fixed boundary at the ends), columns 0 and n + 1 the fixed left and
- * right boundary.
+ * right boundary. That is the ghosted block of dart_plan_create_halo for
+ * an n x n grid over units x 1 units with a halo of 1 (dart_plan.h):
+ * stencil_rows is its block distribution, and the boundary columns lie
+ * beyond the grid's edge, so they are no leaves.
  */
 #ifndef DART_EXAMPLES_STENCIL_H_
 #define DART_EXAMPLES_STENCIL_H_
 
 #include <dart/dart.h>
+#include <dart/dart_plan.h>
 #include <dart/dart_signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -120,15 +124,26 @@ static inline float *stencil_serial(int n, int iters, double *diff2)
  * iteration number; a unit then waits for its own words of the sides that
  * have a neighbour: only neighbours wait for each other, nobody flushes
  * everything or meets everyone.
+ *
+ * The plan version (stencil_dart_alloc_plan, stencil_dart_iterate_plan)
+ * needs no global memory: its buffers are malloc'd, and the plan of
+ * dart_plan_create_halo moves the edge rows (its roots) into the
+ * neighbours' halo lines (its leaves) with a bcast. As with signals, only
+ * neighbours wait for each other; and as the plan writes this unit's
+ * buffers only within this unit's own calls, no neighbour can run into a
+ * buffer still being read.
  */
 typedef struct {
   int n, me, units, first, rows;
-  size_t buf;      /* floats per buffer: (largest block + 2) lines */
+  size_t buf;      /* floats per buffer: (largest block + 2) lines; the
+                      plan version: (own block + 2) lines */
   dart_gptr_t g;   /* the allocation (unit 0, offset 0) */
   dart_gptr_t sig; /* the signal words, 2 uint64_t per unit (unit 0) */
-  float *local;    /* this unit's part: buffer 0, then buffer 1 */
+  float *local;    /* this unit's part: buffer 0, then buffer 1; the plan
+                      version: malloc'd, and buffer 2 its bcast's roots */
   int cur;         /* the buffer holding the current iterate */
   uint64_t iter;   /* signal version: iterations so far, across resets */
+  dart_plan_t plan; /* plan version: the halo plan; NULL in the others */
 } stencil_dart_t;
 
 /* A unit's signal words: set by the unit above (its last row came into
@@ -152,6 +167,7 @@ static inline dart_ret_t stencil_dart_alloc(stencil_dart_t *s, int n, int me,
   s->me = me;
   s->units = units;
   s->iter = 0;
+  s->plan = NULL;
   stencil_rows(n, me, units, &s->first, &s->rows);
   stencil_rows(n, 0, units, &f, &maxrows); /* unit 0 has the most rows */
   s->buf = (size_t)(maxrows + 2) * stencil_ld(n);
@@ -173,6 +189,28 @@ static inline dart_ret_t stencil_dart_alloc(stencil_dart_t *s, int n, int me,
   dart_gptr_t mine = s->g;
   mine.unitid = me; /* in DART_TEAM_ALL the team id is the global id */
   if (ret == DART_OK) ret = dart_gptr_getaddr(mine, (void **)&s->local);
+  return ret;
+}
+
+/* The plan version's set-up (collective): its three buffers and the plan
+ * of an n x n grid over units x 1 units, halo 1, not periodic. */
+static inline dart_ret_t stencil_dart_alloc_plan(stencil_dart_t *s, int n,
+                                                 int me, int units)
+{
+  s->n = n;
+  s->me = me;
+  s->units = units;
+  s->iter = 0;
+  s->g = s->sig = DART_GPTR_NULL;
+  stencil_rows(n, me, units, &s->first, &s->rows);
+  s->buf = (size_t)(s->rows + 2) * stencil_ld(n);
+  s->local = malloc(3 * s->buf * sizeof *s->local);
+  if (s->local == NULL) return DART_ERR_NOMEM;
+  size_t extent[2] = {(size_t)n, (size_t)n};
+  int grid[2] = {units, 1};
+  dart_ret_t ret = dart_plan_create_halo(DART_TEAM_ALL, 2, extent, grid, 1, 0,
+                                         DART_TYPE_FLOAT, &s->plan);
+  if (ret != DART_OK) free(s->local);
   return ret;
 }
 
@@ -289,6 +327,35 @@ static inline dart_ret_t stencil_dart_iterate_signal(stencil_dart_t *s)
   return ret;
 }
 
+/*
+ * One iteration of the plan version. The edge rows are swept first and
+ * their copy in buffer 2 goes out as the bcast's rootdata while the
+ * interior rows are swept: the plan wants its roots untouched until the
+ * end, and the interior sweep writes the new buffer. The end brings the
+ * neighbours' edge rows into this unit's halo lines of the new buffer.
+ */
+static inline dart_ret_t stencil_dart_iterate_plan(stencil_dart_t *s)
+{
+  size_t ld = stencil_ld(s->n);
+  float *old = s->local + (size_t)s->cur * s->buf;
+  float *nw = s->local + (size_t)(1 - s->cur) * s->buf;
+  float *roots = s->local + 2 * s->buf;
+  /* rows 1 and rows (the same row twice when rows is 1): a sweep of one
+   * row from the line above it */
+  size_t last = (size_t)(s->rows - 1) * ld;
+  stencil_sweep(old, nw, s->n, 1);
+  stencil_sweep(old + last, nw + last, s->n, 1);
+  memcpy(roots + ld, nw + ld, ld * sizeof *nw);
+  memcpy(roots + last + ld, nw + last + ld, ld * sizeof *nw);
+  dart_ret_t ret =
+      dart_plan_bcast_begin(s->plan, roots, nw, DART_OP_REPLACE);
+  if (s->rows > 2) stencil_sweep(old + ld, nw + ld, s->n, s->rows - 2);
+  if (ret == DART_OK)
+    ret = dart_plan_bcast_end(s->plan, roots, nw, DART_OP_REPLACE);
+  s->cur = 1 - s->cur;
+  return ret;
+}
+
 /* The residual of the last iteration over the whole grid, on every unit. */
 static inline dart_ret_t stencil_dart_residual(const stencil_dart_t *s,
                                                double *residual2)
@@ -306,6 +373,11 @@ static inline const float *stencil_dart_block(const stencil_dart_t *s)
 
 static inline dart_ret_t stencil_dart_free(stencil_dart_t *s)
 {
+  if (s->plan != NULL) {
+    dart_ret_t ret = dart_plan_destroy(&s->plan);
+    free(s->local);
+    return ret;
+  }
   dart_ret_t ret = dart_team_memfree(s->sig);
   dart_ret_t ret2 = dart_team_memfree(s->g);
   return ret != DART_OK ? ret : ret2;

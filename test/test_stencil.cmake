@@ -7,3 +7,7 @@ dart_add_test(stencil SOURCES ${PROJECT_SOURCE_DIR}/examples/stencil.c
 # too: its puts and signal words take other paths than MPI's.
 dart_add_test(stencil_signal SOURCES ${PROJECT_SOURCE_DIR}/examples/stencil.c
               LAYOUTS node upn1 upn2 noshm UCX ARGS -s -n 61 -i 20)
+# The same with the halo plan (-p): private buffers, a bcast of
+# dart_plan_create_halo's plan overlapped with the interior sweep.
+dart_add_test(stencil_plan SOURCES ${PROJECT_SOURCE_DIR}/examples/stencil.c
+              LAYOUTS node upn1 upn2 noshm UCX ARGS -p -n 61 -i 20)
