@@ -1,5 +1,6 @@
 #include "plan/pattern.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,17 @@ static int extends_box(dart__plan_block_t *blk, const dart__plan_block_t *next)
   return 1;
 }
 
+/* Whether every index fits the index form's 32 bits (half the bytes the
+ * hot path reads per element). */
+static bool fits_index_form(const int64_t *a, const int64_t *b, size_t n)
+{
+  for (size_t k = 0; k < n; k++)
+    if (a[k] < 0 || a[k] > UINT32_MAX ||
+        (b && (b[k] < 0 || b[k] > UINT32_MAX)))
+      return false;
+  return true;
+}
+
 static dart_ret_t index_form(const int64_t *a, const int64_t *b, size_t n,
                              dart__plan_pattern_t *p)
 {
@@ -48,8 +60,10 @@ static dart_ret_t index_form(const int64_t *a, const int64_t *b, size_t n,
     dart__plan__pattern_free(p);
     return DART_ERR_NOMEM;
   }
-  memcpy(p->a_at, a, n * sizeof *a);
-  if (b) memcpy(p->b_at, b, n * sizeof *b);
+  for (size_t k = 0; k < n; k++) {
+    p->a_at[k] = (uint32_t)a[k];
+    if (b) p->b_at[k] = (uint32_t)b[k];
+  }
   return DART_OK;
 }
 
@@ -75,7 +89,7 @@ dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
     blocks[nb++] = (dart__plan_block_t){.a = ak, .b = bk, .len = len,
                                         .n1 = 1, .n2 = 1};
   }
-  if (n < MIN_AVG_RUN * runs) {
+  if (n < MIN_AVG_RUN * runs && fits_index_form(a, b, n)) {
     free(blocks);
     return index_form(a, b, n, p);
   }
@@ -148,7 +162,7 @@ enum { CHUNK_BYTES = 4096 };
 
 /* dst[i] = src[at[i]] for n elements (at == NULL: src[i]) */
 static void gather(char *restrict dst, const char *restrict src,
-                   const int64_t *at, size_t n, size_t es)
+                   const uint32_t *at, size_t n, size_t es)
 {
   if (at == NULL) {
     memcpy(dst, src, n * es);
@@ -165,13 +179,13 @@ static void gather(char *restrict dst, const char *restrict src,
   case 8: GATHER(uint64_t);
   default:
     for (size_t i = 0; i < n; i++)
-      memcpy(dst + i * es, src + at[i] * (int64_t)es, es);
+      memcpy(dst + i * es, src + (size_t)at[i] * es, es);
   }
 #undef GATHER
 }
 
 /* dst[at[i]] = src[i] for n elements (at == NULL: dst[i]) */
-static void scatter(char *restrict dst, const int64_t *at,
+static void scatter(char *restrict dst, const uint32_t *at,
                     const char *restrict src, size_t n, size_t es)
 {
   if (at == NULL) {
@@ -189,7 +203,7 @@ static void scatter(char *restrict dst, const int64_t *at,
   case 8: SCATTER(uint64_t);
   default:
     for (size_t i = 0; i < n; i++)
-      memcpy(dst + at[i] * (int64_t)es, src + i * es, es);
+      memcpy(dst + (size_t)at[i] * es, src + i * es, es);
   }
 #undef SCATTER
 }
@@ -272,9 +286,8 @@ void dart__plan__fetch(const dart__plan_pattern_t *p, char *a, const char *b,
 {
   if (p->a_at != NULL) {
     for (size_t k = 0; k < p->nelem; k++) {
-      int64_t j = p->b_at ? p->b_at[k] : (int64_t)k;
-      fetch_one(a + p->a_at[k] * (int64_t)es, b + j * (int64_t)es,
-                c + j * (int64_t)es, es, op);
+      size_t j = p->b_at ? p->b_at[k] : k;
+      fetch_one(a + (size_t)p->a_at[k] * es, b + j * es, c + j * es, es, op);
     }
     return;
   }

@@ -5,8 +5,8 @@
  * runs at constant strides into rows and rows at constant strides into
  * boxes (the faces of 2-D and 3-D blocks), so that the hot path walks a
  * few blocks instead of an index per element. Where the runs are short
- * (scattered elements, strided columns) the pattern keeps index lists
- * instead, walked by typed loops in chunks.
+ * (scattered elements, strided columns) the pattern keeps 32-bit index
+ * lists instead, walked by typed loops in chunks.
  */
 #ifndef DART__PLAN__PATTERN_H_
 #define DART__PLAN__PATTERN_H_
@@ -28,7 +28,7 @@ typedef struct {
 typedef struct {
   dart__plan_block_t *blocks; /* block form */
   size_t nblocks;
-  int64_t *a_at, *b_at;       /* index form (a_at != NULL): pair k is
+  uint32_t *a_at, *b_at;      /* index form (a_at != NULL): pair k is
                                  (a_at[k], b_at[k]), or (a_at[k], k)
                                  where b_at is NULL */
   size_t nelem;               /* pairs */

@@ -184,7 +184,7 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
       io[i] = (expr);                                                       \
     }                                                                       \
   }                                                                         \
-  static void name##_at(const void *in_, void *inout_, const int64_t *at,  \
+  static void name##_at(const void *in_, void *inout_, const uint32_t *at,  \
                         size_t n, void *ctx)                                \
   {                                                                         \
     (void)ctx;                                                              \
@@ -198,7 +198,7 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
 
 typedef struct {
   void (*fn)(const void *, void *, size_t, void *);
-  void (*at)(const void *, void *, const int64_t *, size_t, void *);
+  void (*at)(const void *, void *, const uint32_t *, size_t, void *);
 } local_pair_t;
 #define PAIR(name) {name, name##_at}
 
@@ -257,7 +257,7 @@ static void local_replace(const void *in, void *inout, size_t n, void *ctx)
   memcpy(inout, in, n * ((const dart__dtype_t *)ctx)->elem_size);
 }
 
-static void local_replace_at(const void *in, void *inout, const int64_t *at,
+static void local_replace_at(const void *in, void *inout, const uint32_t *at,
                              size_t n, void *ctx)
 {
   size_t es = ((const dart__dtype_t *)ctx)->elem_size;
@@ -272,7 +272,7 @@ static void local_replace_at(const void *in, void *inout, const int64_t *at,
   case 8: REPLACE_AT(uint64_t);
   default:
     for (size_t i = 0; i < n; i++)
-      memcpy((char *)inout + at[i] * (int64_t)es, (const char *)in + i * es,
+      memcpy((char *)inout + (size_t)at[i] * es, (const char *)in + i * es,
              es);
   }
 #undef REPLACE_AT
@@ -283,7 +283,7 @@ static void local_keep(const void *in, void *inout, size_t n, void *ctx)
   (void)in, (void)inout, (void)n, (void)ctx;
 }
 
-static void local_keep_at(const void *in, void *inout, const int64_t *at,
+static void local_keep_at(const void *in, void *inout, const uint32_t *at,
                           size_t n, void *ctx)
 {
   (void)in, (void)inout, (void)at, (void)n, (void)ctx;
@@ -295,13 +295,13 @@ static void local_user(const void *in, void *inout, size_t n, void *ctx)
   u->fn(in, inout, n, u->userdata);
 }
 
-static void local_user_at(const void *in, void *inout, const int64_t *at,
+static void local_user_at(const void *in, void *inout, const uint32_t *at,
                           size_t n, void *ctx)
 {
   const user_op_t *u = ctx;
   size_t es = dart__types__dtype(u->dtype)->elem_size;
   for (size_t i = 0; i < n; i++)
-    u->fn((const char *)in + i * es, (char *)inout + at[i] * (int64_t)es, 1,
+    u->fn((const char *)in + i * es, (char *)inout + (size_t)at[i] * es, 1,
           u->userdata);
 }
 

@@ -28,7 +28,7 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
  */
 typedef struct {
   void (*fn)(const void *in, void *inout, size_t n, void *ctx);
-  void (*at)(const void *in, void *inout, const int64_t *idx, size_t n,
+  void (*at)(const void *in, void *inout, const uint32_t *idx, size_t n,
              void *ctx);
   void *ctx;
 } dart__op_local_t;
