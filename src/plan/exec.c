@@ -87,26 +87,26 @@ static dart_ret_t recv_done(dart__plan_peer_t *p)
 
 /* Packs array's elements of pattern pat for p and sends them. */
 static dart_ret_t send_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
-                               const dart__plan_pattern_t *pat,
+                               const dart__pattern_t *pat,
                                const char *array)
 {
   char *dst;
   dart_ret_t ret = send_slot(p, &dst);
   if (ret != DART_OK) return ret;
   size_t es = plan->type->elem_size;
-  dart__plan__copy(pat, array, dst, es);
+  dart__types__pattern_pack(pat, array, dst, es);
   return send_post(p, dst, pat->nelem * es);
 }
 
 /* Receives p's message and applies it to array's elements of pat. */
 static dart_ret_t recv_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
-                               const dart__plan_pattern_t *pat, char *array,
+                               const dart__pattern_t *pat, char *array,
                                const dart__op_local_t *op)
 {
   char *src;
   dart_ret_t ret = recv_wait(p, &src);
   if (ret != DART_OK) return ret;
-  dart__plan__apply(pat, array, src, plan->type->elem_size, op);
+  dart__types__pattern_apply(pat, array, src, plan->type->elem_size, op);
   return recv_done(p);
 }
 
@@ -122,7 +122,7 @@ static dart_ret_t serve_fetch(const dart__plan_t *plan, dart__plan_peer_t *p,
    * global memory */
   if (!p->direct) dst = src;
   size_t es = plan->type->elem_size;
-  dart__plan__fetch(&p->roots, rootdata, src, dst, es, &plan->local);
+  dart__types__pattern_fetch(&p->roots, rootdata, src, dst, es, &plan->local);
   ret = send_post(p, dst, p->roots.nelem * es);
   if (ret != DART_OK) return ret;
   return recv_done(p);
@@ -138,7 +138,7 @@ static dart_ret_t begin_bcast(dart__plan_t *plan)
     dart_ret_t ret = send_pattern(plan, p, &p->roots, plan->src);
     if (ret != DART_OK) return ret;
   }
-  dart__plan__apply_to_b(&plan->self, plan->src, plan->dst,
+  dart__types__pattern_apply_to_b(&plan->self, plan->src, plan->dst,
                          plan->type->elem_size, &plan->local);
   return DART_OK;
 }
@@ -173,10 +173,10 @@ static dart_ret_t end_roots_in(dart__plan_t *plan)
   size_t es = plan->type->elem_size;
   for (size_t k = 0; k <= plan->npeers; k++) {
     if (k == plan->self_pos && plan->active == DART__PLAN_FETCH)
-      dart__plan__fetch(&plan->self, plan->dst, plan->src, plan->update, es,
+      dart__types__pattern_fetch(&plan->self, plan->dst, plan->src, plan->update, es,
                         &plan->local);
     else if (k == plan->self_pos)
-      dart__plan__apply(&plan->self, plan->dst, plan->src, es, &plan->local);
+      dart__types__pattern_apply(&plan->self, plan->dst, plan->src, es, &plan->local);
     if (k == plan->npeers) break;
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->roots.nelem == 0) continue;

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "plan/pattern.h"
+#include "types/pattern.h"
 #include "team/team.h"
 #include "types/datatype.h"
 #include "types/op.h"
@@ -31,9 +31,9 @@ typedef struct {
   int unit;                     /* team unit */
   bool direct;                  /* a node peer: its slots are loaded and
                                    stored */
-  dart__plan_pattern_t roots;   /* the peer's leaves on my roots: a = my
+  dart__pattern_t roots;   /* the peer's leaves on my roots: a = my
                                    root, b = place in the message */
-  dart__plan_pattern_t leaves;  /* my leaves on its roots: a = my leaf */
+  dart__pattern_t leaves;  /* my leaves on its roots: a = my leaf */
   size_t slot_bytes;            /* of each slot, mine and the peer's */
   uint64_t sent, received;      /* messages so far, to and from it */
   char *in[2];                  /* my inbound slots for it */
@@ -63,7 +63,7 @@ typedef struct dart__plan {
   size_t nroots, nleaves;
   bool dup_leaves;      /* a leaf listed twice */
   dart__op_local_t replace; /* the type's copy, for fetch's replies */
-  dart__plan_pattern_t self; /* a = my root, b = my leaf */
+  dart__pattern_t self; /* a = my root, b = my leaf */
   dart__plan_peer_t *peers;  /* ascending units */
   size_t npeers;
   size_t self_pos;      /* peers below this unit */

@@ -53,10 +53,10 @@ dart__plan_t *dart__plan__get(const char *func, dart_plan_t handle)
 
 static void plan_free(dart__plan_t *plan)
 {
-  dart__plan__pattern_free(&plan->self);
+  dart__types__pattern_free(&plan->self);
   for (size_t k = 0; k < plan->npeers; k++) {
-    dart__plan__pattern_free(&plan->peers[k].roots);
-    dart__plan__pattern_free(&plan->peers[k].leaves);
+    dart__types__pattern_free(&plan->peers[k].roots);
+    dart__types__pattern_free(&plan->peers[k].leaves);
   }
   free(plan->peers);
   free(plan);
@@ -274,7 +274,7 @@ out:
 /* Patterns of my edges to owner u (a: my leaves) or, for u == me, of my
  * own roots to my own leaves. */
 static dart_ret_t leaf_pattern(const edge_t *edges, size_t count, bool self,
-                               dart__plan_pattern_t *pat)
+                               dart__pattern_t *pat)
 {
   int64_t *a = malloc((count ? count : 1) * sizeof *a);
   int64_t *b = self ? malloc((count ? count : 1) * sizeof *b) : NULL;
@@ -284,7 +284,7 @@ static dart_ret_t leaf_pattern(const edge_t *edges, size_t count, bool self,
       a[i] = self ? (int64_t)edges[i].root : edges[i].leaf_at;
       if (self) b[i] = edges[i].leaf_at;
     }
-    ret = dart__plan__pattern_build(a, b, count, pat);
+    ret = dart__types__pattern_build(a, b, count, pat);
   }
   free(a);
   free(b);
@@ -329,7 +329,7 @@ static dart_ret_t patterns_build(const char *func, dart__plan_t *plan,
                         sizeof *a);
     if (a == NULL) return DART_ERR_NOMEM;
     for (int k = 0; k < x->rcount[u]; k++) a[k] = (int64_t)roots[k];
-    ret = dart__plan__pattern_build(a, NULL, (size_t)x->rcount[u], &p->roots);
+    ret = dart__types__pattern_build(a, NULL, (size_t)x->rcount[u], &p->roots);
     free(a);
     if (ret != DART_OK) return ret;
   }

@@ -1,5 +1,6 @@
-#include "plan/pattern.h"
+#include "types/pattern.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 #define MIN_AVG_RUN 8
 
 /* Whether run (a, b, len) continues blk as its next run in a row. */
-static int extends_row(dart__plan_block_t *blk, int64_t a, int64_t b,
+static int extends_row(dart__pattern_block_t *blk, int64_t a, int64_t b,
                        size_t len)
 {
   if (blk->n2 != 1 || blk->len != len) return 0;
@@ -24,7 +25,7 @@ static int extends_row(dart__plan_block_t *blk, int64_t a, int64_t b,
 }
 
 /* Whether the one-row block next continues blk as its next row. */
-static int extends_box(dart__plan_block_t *blk, const dart__plan_block_t *next)
+static int extends_box(dart__pattern_block_t *blk, const dart__pattern_block_t *next)
 {
   if (blk->len != next->len || blk->n1 != next->n1 ||
       (next->n1 > 1 && (blk->a1 != next->a1 || blk->b1 != next->b1)))
@@ -52,12 +53,12 @@ static bool fits_index_form(const int64_t *a, const int64_t *b, size_t n)
 }
 
 static dart_ret_t index_form(const int64_t *a, const int64_t *b, size_t n,
-                             dart__plan_pattern_t *p)
+                             dart__pattern_t *p)
 {
   p->a_at = malloc(n * sizeof *p->a_at);
   p->b_at = b ? malloc(n * sizeof *p->b_at) : NULL;
   if (p->a_at == NULL || (b && p->b_at == NULL)) {
-    dart__plan__pattern_free(p);
+    dart__types__pattern_free(p);
     return DART_ERR_NOMEM;
   }
   for (size_t k = 0; k < n; k++) {
@@ -67,13 +68,13 @@ static dart_ret_t index_form(const int64_t *a, const int64_t *b, size_t n,
   return DART_OK;
 }
 
-dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
-                                     size_t n, dart__plan_pattern_t *p)
+dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
+                                     size_t n, dart__pattern_t *p)
 {
-  *p = (dart__plan_pattern_t){.nelem = n};
+  *p = (dart__pattern_t){.nelem = n};
   if (n == 0) return DART_OK;
   /* at most one block per element; shrunk below */
-  dart__plan_block_t *blocks = malloc(n * sizeof *blocks);
+  dart__pattern_block_t *blocks = malloc(n * sizeof *blocks);
   if (blocks == NULL) return DART_ERR_NOMEM;
   size_t nb = 0, runs = 0;
   /* rows: runs at constant strides */
@@ -86,7 +87,7 @@ dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
     k += len;
     runs++;
     if (nb > 0 && extends_row(&blocks[nb - 1], ak, bk, len)) continue;
-    blocks[nb++] = (dart__plan_block_t){.a = ak, .b = bk, .len = len,
+    blocks[nb++] = (dart__pattern_block_t){.a = ak, .b = bk, .len = len,
                                         .n1 = 1, .n2 = 1};
   }
   if (n < MIN_AVG_RUN * runs && fits_index_form(a, b, n)) {
@@ -99,18 +100,18 @@ dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
     if (nbox > 0 && extends_box(&blocks[nbox - 1], &blocks[k])) continue;
     blocks[nbox++] = blocks[k];
   }
-  dart__plan_block_t *shrunk = realloc(blocks, nbox * sizeof *blocks);
+  dart__pattern_block_t *shrunk = realloc(blocks, nbox * sizeof *blocks);
   p->blocks = shrunk ? shrunk : blocks;
   p->nblocks = nbox;
   return DART_OK;
 }
 
-void dart__plan__pattern_free(dart__plan_pattern_t *p)
+void dart__types__pattern_free(dart__pattern_t *p)
 {
   free(p->blocks);
   free(p->a_at);
   free(p->b_at);
-  *p = (dart__plan_pattern_t){0};
+  *p = (dart__pattern_t){0};
 }
 
 /* ---- the block form ---- */
@@ -123,12 +124,12 @@ typedef struct {
 
 /* Calls fn(ctx, a, b, len) for every run, in order; inlined with fn. */
 static inline __attribute__((always_inline)) void walk(
-    const dart__plan_pattern_t *p,
+    const dart__pattern_t *p,
     void (*fn)(const run_ctx_t *r, int64_t a, int64_t b, size_t len),
     const run_ctx_t *r)
 {
   for (size_t k = 0; k < p->nblocks; k++) {
-    const dart__plan_block_t *blk = &p->blocks[k];
+    const dart__pattern_block_t *blk = &p->blocks[k];
     for (size_t i2 = 0; i2 < blk->n2; i2++) {
       int64_t a = blk->a + (int64_t)i2 * blk->a2;
       int64_t b = blk->b + (int64_t)i2 * blk->b2;
@@ -184,52 +185,19 @@ static void gather(char *restrict dst, const char *restrict src,
 #undef GATHER
 }
 
-/* dst[at[i]] = src[i] for n elements (at == NULL: dst[i]) */
-static void scatter(char *restrict dst, const uint32_t *at,
-                    const char *restrict src, size_t n, size_t es)
-{
-  if (at == NULL) {
-    memcpy(dst, src, n * es);
-    return;
-  }
-#define SCATTER(T)                                                         \
-  for (size_t i = 0; i < n; i++)                                           \
-    ((T *)(void *)dst)[at[i]] = ((const T *)(const void *)src)[i];        \
-  return
-  switch (es) {
-  case 1: SCATTER(uint8_t);
-  case 2: SCATTER(uint16_t);
-  case 4: SCATTER(uint32_t);
-  case 8: SCATTER(uint64_t);
-  default:
-    for (size_t i = 0; i < n; i++)
-      memcpy(dst + (size_t)at[i] * es, src + i * es, es);
-  }
-#undef SCATTER
-}
-
-void dart__plan__copy(const dart__plan_pattern_t *p, const char *a, char *b,
-                      size_t es)
+void dart__types__pattern_pack(const dart__pattern_t *p, const char *a,
+                               char *b, size_t es)
 {
   if (p->a_at == NULL) {
     run_ctx_t r = {.a = (char *)a, .b = b, .es = es};
     walk(p, run_copy, &r);
     return;
   }
-  if (p->b_at == NULL) {
-    gather(b, a, p->a_at, p->nelem, es);
-    return;
-  }
-  _Alignas(16) char tmp[CHUNK_BYTES];
-  size_t per = CHUNK_BYTES / es;
-  for (size_t k = 0; k < p->nelem; k += per) {
-    size_t n = p->nelem - k < per ? p->nelem - k : per;
-    gather(tmp, a, p->a_at + k, n, es);
-    scatter(b, p->b_at + k, tmp, n, es);
-  }
+  assert(p->b_at == NULL);
+  gather(b, a, p->a_at, p->nelem, es);
 }
 
-void dart__plan__apply(const dart__plan_pattern_t *p, char *a, const char *b,
+void dart__types__pattern_apply(const dart__pattern_t *p, char *a, const char *b,
                        size_t es, const dart__op_local_t *op)
 {
   if (p->a_at == NULL) {
@@ -250,7 +218,7 @@ void dart__plan__apply(const dart__plan_pattern_t *p, char *a, const char *b,
   }
 }
 
-void dart__plan__apply_to_b(const dart__plan_pattern_t *p, const char *a,
+void dart__types__pattern_apply_to_b(const dart__pattern_t *p, const char *a,
                             char *b, size_t es, const dart__op_local_t *op)
 {
   if (p->a_at == NULL) {
@@ -281,7 +249,7 @@ static void fetch_one(char *a, const char *b, char *c, size_t es,
   memcpy(c, old, es);
 }
 
-void dart__plan__fetch(const dart__plan_pattern_t *p, char *a, const char *b,
+void dart__types__pattern_fetch(const dart__pattern_t *p, char *a, const char *b,
                        char *c, size_t es, const dart__op_local_t *op)
 {
   if (p->a_at != NULL) {
@@ -292,7 +260,7 @@ void dart__plan__fetch(const dart__plan_pattern_t *p, char *a, const char *b,
     return;
   }
   for (size_t k = 0; k < p->nblocks; k++) {
-    const dart__plan_block_t *blk = &p->blocks[k];
+    const dart__pattern_block_t *blk = &p->blocks[k];
     for (size_t i2 = 0; i2 < blk->n2; i2++)
       for (size_t i1 = 0; i1 < blk->n1; i1++) {
         int64_t ai = blk->a + (int64_t)i2 * blk->a2 + (int64_t)i1 * blk->a1;

@@ -1,5 +1,5 @@
 /*
- * Access patterns of a communication plan: which elements of an array (a)
+ * Access patterns (of communication plans, dart_plan.h): which elements of an array (a)
  * pair with which elements of another (b): a packed message, or a unit's
  * own leaves. Set-up merges the pairs into runs consecutive on both sides,
  * runs at constant strides into rows and rows at constant strides into
@@ -8,8 +8,8 @@
  * (scattered elements, strided columns) the pattern keeps 32-bit index
  * lists instead, walked by typed loops in chunks.
  */
-#ifndef DART__PLAN__PATTERN_H_
-#define DART__PLAN__PATTERN_H_
+#ifndef DART__TYPES__PATTERN_H_
+#define DART__TYPES__PATTERN_H_
 
 #include <dart/dart_types.h>
 #include <stddef.h>
@@ -23,35 +23,35 @@ typedef struct {
   int64_t a, b;
   size_t len, n1, n2;
   int64_t a1, b1, a2, b2;
-} dart__plan_block_t;
+} dart__pattern_block_t;
 
 typedef struct {
-  dart__plan_block_t *blocks; /* block form */
+  dart__pattern_block_t *blocks; /* block form */
   size_t nblocks;
   uint32_t *a_at, *b_at;      /* index form (a_at != NULL): pair k is
                                  (a_at[k], b_at[k]), or (a_at[k], k)
                                  where b_at is NULL */
   size_t nelem;               /* pairs */
-} dart__plan_pattern_t;
+} dart__pattern_t;
 
 /* The pattern of n element pairs (a[k], b[k]), in this order (b == NULL:
  * b[k] = k, a packed buffer). DART_ERR_NOMEM without memory. */
-dart_ret_t dart__plan__pattern_build(const int64_t *a, const int64_t *b,
-                                     size_t n, dart__plan_pattern_t *p);
-void dart__plan__pattern_free(dart__plan_pattern_t *p);
+dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
+                                     size_t n, dart__pattern_t *p);
+void dart__types__pattern_free(dart__pattern_t *p);
 
 /* The operations on the pairs, elements of es bytes, in pair order:
- *   copy:  b[j] = a[i]
+ *   pack:  b[j] = a[i], where b is a packed buffer (built with b NULL)
  *   apply: a[i] = a[i] op b[j]
  *   apply_to_b: b[j] = b[j] op a[i]
  *   fetch: c[j] = a[i], then a[i] = a[i] op b[j] */
-void dart__plan__copy(const dart__plan_pattern_t *p, const char *a, char *b,
+void dart__types__pattern_pack(const dart__pattern_t *p, const char *a, char *b,
                       size_t es);
-void dart__plan__apply(const dart__plan_pattern_t *p, char *a, const char *b,
+void dart__types__pattern_apply(const dart__pattern_t *p, char *a, const char *b,
                        size_t es, const dart__op_local_t *op);
-void dart__plan__apply_to_b(const dart__plan_pattern_t *p, const char *a,
+void dart__types__pattern_apply_to_b(const dart__pattern_t *p, const char *a,
                             char *b, size_t es, const dart__op_local_t *op);
-void dart__plan__fetch(const dart__plan_pattern_t *p, char *a, const char *b,
+void dart__types__pattern_fetch(const dart__pattern_t *p, char *a, const char *b,
                        char *c, size_t es, const dart__op_local_t *op);
 
 #endif
