@@ -12,6 +12,9 @@
  *   (a smaller DART_TEST_ITERS also leaves out the second random graph);
  * - bad input: an error, one log line naming the function, nothing
  *   written.
+ * With --device every operation the device applies runs on device buffers
+ * (DART_MEMKIND_CUDA, or emulated devices: DART_GPU_EMULATE), and the
+ * others must be refused there; skipped without a device.
  */
 #define _GNU_SOURCE
 #include <dart/dart.h>
@@ -26,6 +29,31 @@
 #include "dart_test_capture.h"
 
 static int me, units;
+static int on_device; /* --device */
+
+/* ---- buffers on the device ---- */
+
+/* A device copy of bytes at host, or host itself on the host. */
+static void *buf_in(void *host, size_t bytes)
+{
+  if (!on_device) return host;
+  void *dev = NULL;
+  CHECK_OK(dart_memkind_alloc(bytes, DART_MEMKIND_CUDA, &dev));
+  CHECK_OK(dart_memkind_copy(dev, host, bytes));
+  return dev;
+}
+
+/* The device copy back into host, and freed. */
+static void buf_out(void *host, void *buf, size_t bytes)
+{
+  if (buf == host) return;
+  CHECK_OK(dart_memkind_copy(host, buf, bytes));
+  CHECK_OK(dart_memkind_free(buf, DART_MEMKIND_CUDA));
+}
+
+/* Whether the device applies op to elements of t (else the plan refuses
+ * device buffers). */
+static int device_applies(dart_operation_t op, dart_datatype_t t);
 
 static uint64_t mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
@@ -118,6 +146,12 @@ static const dart_operation_t int_ops[] = {
     DART_OP_REPLACE};
 static const dart_operation_t float_ops[] = {
     DART_OP_MIN, DART_OP_MAX, DART_OP_SUM, DART_OP_PROD, DART_OP_REPLACE};
+
+static int device_applies(dart_operation_t op, dart_datatype_t t)
+{
+  return op == DART_OP_REPLACE ||
+         (op != user_op && t != DART_TYPE_LONG_DOUBLE);
+}
 
 /* ---- random graphs ---- */
 
@@ -246,16 +280,39 @@ static void run_op(const graph_t *g, dart_plan_t plan, dart_datatype_t t,
   }
   long long *want_update = calloc(ext, sizeof *want_update);
   for (size_t i = 0; i < ext; i++) want_update[i] = 99;
-  if (kind == BCAST) {
-    CHECK_OK(dart_plan_bcast_begin(plan, roots, leaves, op));
-    CHECK_OK(dart_plan_bcast_end(plan, roots, leaves, op));
-  } else if (kind == REDUCE) {
-    CHECK_OK(dart_plan_reduce_begin(plan, leaves, roots, op));
-    CHECK_OK(dart_plan_reduce_end(plan, leaves, roots, op));
-  } else {
-    CHECK_OK(dart_plan_fetch_and_op_begin(plan, roots, leaves, update, op));
-    CHECK_OK(dart_plan_fetch_and_op_end(plan, roots, leaves, update, op));
+  int saved = on_device;
+  if (on_device && !device_applies(op, t)) {
+    /* refused on device buffers; then on the host */
+    void *dr = buf_in(roots, (nr + 1) * es), *dl = buf_in(leaves, ext * es);
+    if (kind == REDUCE)
+      INVAL("dart_plan_reduce_begin",
+            dart_plan_reduce_begin(plan, dl, dr, op));
+    else
+      INVAL(kind == BCAST ? "dart_plan_bcast_begin"
+                          : "dart_plan_fetch_and_op_begin",
+            kind == BCAST ? dart_plan_bcast_begin(plan, dr, dl, op)
+                          : dart_plan_fetch_and_op_begin(plan, dr, dl, dl,
+                                                         op));
+    buf_out(roots, dr, (nr + 1) * es);
+    buf_out(leaves, dl, ext * es);
+    on_device = 0;
   }
+  void *r = buf_in(roots, (nr + 1) * es), *l = buf_in(leaves, ext * es),
+       *u = buf_in(update, ext * es);
+  if (kind == BCAST) {
+    CHECK_OK(dart_plan_bcast_begin(plan, r, l, op));
+    CHECK_OK(dart_plan_bcast_end(plan, r, l, op));
+  } else if (kind == REDUCE) {
+    CHECK_OK(dart_plan_reduce_begin(plan, l, r, op));
+    CHECK_OK(dart_plan_reduce_end(plan, l, r, op));
+  } else {
+    CHECK_OK(dart_plan_fetch_and_op_begin(plan, r, l, u, op));
+    CHECK_OK(dart_plan_fetch_and_op_end(plan, r, l, u, op));
+  }
+  buf_out(roots, r, (nr + 1) * es);
+  buf_out(leaves, l, ext * es);
+  buf_out(update, u, ext * es);
+  on_device = saved;
   long long **want = model_roots(g, kind == BCAST ? DART_OP_NO_OP : op,
                                  round, kind == FETCH ? want_update : NULL);
   int wrong = 0;
@@ -427,10 +484,12 @@ static void test_halo(int ndims, const int *grid, const size_t *extent,
   dart_plan_t plan;
   CHECK_OK(dart_plan_create_halo(DART_TEAM_ALL, ndims, extent, grid, halo,
                                  periodic, DART_TYPE_DOUBLE, &plan));
+  double *buf = buf_in(a, total * sizeof *a);
   for (int rep = 0; rep < 3; rep++) { /* in place, reused */
-    CHECK_OK(dart_plan_bcast_begin(plan, a, a, DART_OP_REPLACE));
-    CHECK_OK(dart_plan_bcast_end(plan, a, a, DART_OP_REPLACE));
+    CHECK_OK(dart_plan_bcast_begin(plan, buf, buf, DART_OP_REPLACE));
+    CHECK_OK(dart_plan_bcast_end(plan, buf, buf, DART_OP_REPLACE));
   }
+  buf_out(a, buf, total * sizeof *a);
   int wrong = 0;
   for (size_t at = 0; at < total; at++) {
     double want = src[at] >= 0 ? (double)src[at] : -1.0;
@@ -466,8 +525,10 @@ static void test_halo(int ndims, const int *grid, const size_t *extent,
     }
   }
   for (size_t at = 0; at < total; at++) a[at] = root[at] ? 0.0 : 1.0;
-  CHECK_OK(dart_plan_reduce_begin(plan, a, a, DART_OP_SUM));
-  CHECK_OK(dart_plan_reduce_end(plan, a, a, DART_OP_SUM));
+  buf = buf_in(a, total * sizeof *a);
+  CHECK_OK(dart_plan_reduce_begin(plan, buf, buf, DART_OP_SUM));
+  CHECK_OK(dart_plan_reduce_end(plan, buf, buf, DART_OP_SUM));
+  buf_out(a, buf, total * sizeof *a);
   for (size_t at = 0; at < total; at++) {
     double want = root[at] ? (double)count[at] : 1.0;
     if (a[at] != want && wrong++ < 3)
@@ -515,7 +576,6 @@ static void test_halos(void)
 
 static void test_bad(void)
 {
-  capture_init();
   size_t il[2] = {0, 0};
   dart_plan_root_t ir[2] = {{{0}, 0}, {{0}, 0}};
   dart_plan_t plan = NULL;
@@ -582,10 +642,8 @@ static void test_bad(void)
         dart_plan_reduce_begin(plan, leaves, roots, user_op)); /* long's */
   INVAL("dart_plan_fetch_and_op_begin",
         dart_plan_fetch_and_op_begin(plan, roots, leaves, NULL, DART_OP_SUM));
-  /* device buffers (on a device, or emulated ones) are refused */
-  int device = -1;
-  CHECK_OK(dart_memkind_device(&device));
-  if (device >= 0) {
+  if (on_device) {
+    /* host and device buffers in one operation are refused */
     void *dev = NULL;
     CHECK_OK(dart_memkind_alloc(2 * sizeof(int), DART_MEMKIND_CUDA, &dev));
     INVAL("dart_plan_bcast_begin",
@@ -593,6 +651,8 @@ static void test_bad(void)
     INVAL("dart_plan_fetch_and_op_begin",
           dart_plan_fetch_and_op_begin(plan, roots, leaves, dev,
                                        DART_OP_SUM));
+    INVAL("dart_plan_reduce_begin",
+          dart_plan_reduce_begin(plan, dev, roots, DART_OP_SUM));
     CHECK_OK(dart_memkind_free(dev, DART_MEMKIND_CUDA));
   }
   CHECK(roots[0] == 5 && roots[1] == 6 && leaves[0] == -1 &&
@@ -642,7 +702,6 @@ static void test_bad(void)
         dart_plan_bcast_begin(plan, roots, leaves, DART_OP_REPLACE));
   CHECK_EQ(leaves[0], -1);
   CHECK_OK(dart_plan_destroy(&plan));
-  capture_fini();
 }
 
 int main(int argc, char **argv)
@@ -650,16 +709,27 @@ int main(int argc, char **argv)
   dart_test_init(&argc, &argv);
   me = dart_test_unit;
   units = dart_test_units;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--device") == 0) on_device = 1;
+  int device = -1;
+  CHECK_OK(dart_memkind_device(&device));
+  if (on_device && device < 0) {
+    if (me == 0) printf("SKIPPED: no CUDA device\n");
+    dart_exit();
+    return DART_TEST_SKIP;
+  }
   int rounds = 1000;
   const char *iters = getenv("DART_TEST_ITERS");
   if (iters && atoi(iters) > 0 && atoi(iters) < rounds) rounds = atoi(iters);
   CHECK_OK(dart_op_create(user_fn, NULL, false, DART_TYPE_LONG, false,
                           &user_op));
+  capture_init();
   test_random(1);
   if (rounds == 1000) test_random(2024); /* a capped run: one graph */
   test_halos();
   test_reuse(rounds);
   test_bad();
   CHECK_OK(dart_op_destroy(&user_op));
+  capture_fini();
   return dart_test_finish();
 }

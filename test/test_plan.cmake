@@ -8,7 +8,10 @@ dart_add_test(plan SOURCES test_plan.c LAYOUTS node upn1 upn2 noshm UCX)
 dart_add_test(plan_progress SOURCES test_plan.c UNITS 2 4
               LAYOUTS ${DART_THREAD_LAYOUTS} upn1.ucx upn1.tcp
               ENV DART_PROGRESS_THREAD=1 LABELS threads)
-# Device buffers (emulated devices): refused with an error, nothing
-# written.
-dart_add_test(plan_gpu_emu SOURCES test_plan.c UNITS 1 2 LAYOUTS node upn1
-              LABELS gpuemu ENV DART_GPU_EMULATE=1)
+# Device buffers: on a CUDA device (label gpu: skipped without one), and
+# on emulated devices (label gpuemu), which run everywhere.
+dart_add_test(plan_gpu SOURCES test_plan.c UNITS 1 2 4 LAYOUTS node upn1
+              LABELS gpu ARGS --device)
+dart_add_test(plan_gpu_emu SOURCES test_plan.c UNITS 1 2 3 4
+              LAYOUTS node upn1 upn2 LABELS gpuemu ENV DART_GPU_EMULATE=1
+              ARGS --device)

@@ -9,6 +9,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
@@ -278,6 +279,118 @@ out:
 #endif
 }
 
+/* A pattern in device memory: one allocation holds the blocks, their
+ * first pairs and the index lists. */
+typedef struct {
+  void *mem;
+#ifdef DART_HAVE_CUDA_KERNELS
+  dart__gpu_kernel_pattern_t kernel;
+#endif
+} cuda_pattern_t;
+
+static dart_ret_t cuda_pattern_upload_here(const char *func,
+                                           const dart__pattern_t *p,
+                                           void **device_pattern)
+{
+#ifdef DART_HAVE_CUDA_KERNELS
+  size_t nb = p->nblocks;
+  size_t blocks_bytes = nb * sizeof(dart__gpu_kernel_block_t);
+  size_t first_bytes = (nb + 1) * sizeof(size_t);
+  size_t at_bytes = p->a_at ? p->nelem * sizeof(unsigned) : 0;
+  size_t bat_bytes = p->b_at ? p->nelem * sizeof(unsigned) : 0;
+  size_t bytes = blocks_bytes + first_bytes + at_bytes + bat_bytes;
+  dart_ret_t ret = DART_ERR_NOMEM;
+  cuda_pattern_t *d = calloc(1, sizeof *d);
+  char *host = malloc(bytes);
+  if (d == NULL || host == NULL) {
+    DART_LOG_ERROR_IN(func, "out of memory for a pattern of %zu pairs",
+                      p->nelem);
+    goto fail;
+  }
+  dart__gpu_kernel_block_t *blocks = (dart__gpu_kernel_block_t *)host;
+  size_t *first = (size_t *)(host + blocks_bytes);
+  first[0] = 0;
+  for (size_t k = 0; k < nb; k++) {
+    const dart__pattern_block_t *b = &p->blocks[k];
+    blocks[k] = (dart__gpu_kernel_block_t){b->a,  b->b,  b->len, b->n1, b->n2,
+                                           b->a1, b->b1, b->a2,  b->b2};
+    first[k + 1] = first[k] + b->len * b->n1 * b->n2;
+  }
+  char *at = host + blocks_bytes + first_bytes;
+  if (at_bytes) memcpy(at, p->a_at, at_bytes);
+  if (bat_bytes) memcpy(at + at_bytes, p->b_at, bat_bytes);
+  cudaError_t err = cudaMalloc(&d->mem, bytes);
+  if (err == cudaSuccess)
+    err = cudaMemcpy(d->mem, host, bytes, cudaMemcpyHostToDevice);
+  if (err != cudaSuccess) {
+    ret = failed(func, "copying a pattern to the device", err);
+    goto fail;
+  }
+  char *dev = d->mem;
+  d->kernel = (dart__gpu_kernel_pattern_t){
+      .blocks = (const dart__gpu_kernel_block_t *)dev,
+      .first = (const size_t *)(dev + blocks_bytes),
+      .nblocks = nb,
+      .a_at = at_bytes ? (const unsigned *)(dev + blocks_bytes + first_bytes)
+                       : NULL,
+      .b_at = bat_bytes ? (const unsigned *)(dev + blocks_bytes +
+                                             first_bytes + at_bytes)
+                        : NULL,
+      .nelem = p->nelem,
+      .a_dups = dart__types__pattern_has_dups(p, false),
+      .b_dups = dart__types__pattern_has_dups(p, true)};
+  free(host);
+  *device_pattern = d;
+  return DART_OK;
+
+fail:
+  if (d && d->mem) cudaFree(d->mem);
+  free(host);
+  free(d);
+  return ret;
+#else
+  (void)p;
+  (void)device_pattern;
+  DART_LOG_ERROR_IN(func, "plans on device buffers need libdart built "
+                          "with a CUDA compiler (nvcc)");
+  return DART_ERR_INVAL;
+#endif
+}
+
+static void cuda_pattern_free_here(void *device_pattern)
+{
+  cuda_pattern_t *d = device_pattern;
+  if (d == NULL) return;
+  cudaFree(d->mem);
+  free(d);
+}
+
+static dart_ret_t cuda_pattern_here(const char *func,
+                                    const dart__gpu_pattern_op_t *op,
+                                    void *stream)
+{
+#ifdef DART_HAVE_CUDA_KERNELS
+  const cuda_pattern_t *d = op->device_pattern;
+  dart__gpu_kernel_pattern_args_t args = {
+      .kind = (int)op->kind,
+      .type = op->type,
+      .op = op->op,
+      .es = op->es,
+      .pattern = d->kernel,
+      .a = op->a,
+      .b = op->b,
+      .c = op->c};
+  cudaError_t err = (cudaError_t)dart__gpu__kernel_pattern(&args, stream);
+  return err == cudaSuccess ? DART_OK : failed(func, "a plan's kernel", err);
+#else
+  (void)op;
+  (void)stream;
+  DART_LOG_ERROR_IN(func, "plans on device buffers need libdart built "
+                          "with a CUDA compiler (nvcc)");
+  return DART_ERR_INVAL;
+#endif
+}
+
 static void cuda_fini(void)
 {
   cuda_host_free(cuda.scratch);
@@ -327,6 +440,13 @@ ON_DEVICE(cuda_host_alloc, (const char *func, size_t bytes, void **ptr),
           (func, bytes, ptr))
 ON_DEVICE(cuda_atomic, (const dart__atomic_t *a, char *p, void *stream),
           (a, p, stream))
+ON_DEVICE(cuda_pattern_upload,
+          (const char *func, const dart__pattern_t *p, void **device_pattern),
+          (func, p, device_pattern))
+ON_DEVICE_VOID(cuda_pattern_free, (void *device_pattern), (device_pattern))
+ON_DEVICE(cuda_pattern,
+          (const char *func, const dart__gpu_pattern_op_t *op, void *stream),
+          (func, op, stream))
 
 const dart__gpu_ops_t dart__gpu_cuda = {
     .name = "cuda",
@@ -347,6 +467,9 @@ const dart__gpu_ops_t dart__gpu_cuda = {
     .event_sync = cuda_event_sync,
     .event_destroy = cuda_event_destroy,
     .atomic = cuda_atomic,
+    .pattern_upload = cuda_pattern_upload,
+    .pattern_free = cuda_pattern_free,
+    .pattern = cuda_pattern,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
     .fini = cuda_fini,

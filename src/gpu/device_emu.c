@@ -8,7 +8,9 @@
  * is what the copies use. A node peer "opens the IPC handle" by opening
  * the owner's memfd through /proc/<pid>/fd and mapping it the same way.
  * Copies on a stream are deferred until the stream is synchronised, so a
- * missing synchronisation shows up as missing data. The backend is for
+ * missing synchronisation shows up as missing data. Pattern operations
+ * ("kernels") run the host's loops on the host mappings, deferred alike.
+ * The backend is for
  * tests: a mutex guards its registry, and lookups are linear.
  */
 #include <errno.h>
@@ -32,10 +34,12 @@ typedef struct {
   uint64_t id;
 } region_t;
 
+/* A copy, or a pattern operation (pattern != NULL) on host mappings. */
 typedef struct {
   void *dst;
   const void *src;
   size_t bytes;
+  dart__gpu_pattern_op_t pattern;
 } pending_t;
 
 typedef struct {
@@ -221,16 +225,9 @@ static dart_ret_t emu_open(const char *func, const dart__gpu_export_t *e,
 
 static void emu_close(void *base) { unmap_region(base); }
 
-static dart_ret_t emu_copy(const char *func, void *dst, const void *src,
-                           size_t bytes, void *stream)
+/* Queues op behind stream's work. */
+static dart_ret_t enqueue(const char *func, emu_stream_t *s, pending_t op)
 {
-  emu_stream_t *s = stream;
-  void *to = reach(dst);
-  const void *from = reach(src);
-  if (s == NULL) {
-    memcpy(to, from, bytes);
-    return DART_OK;
-  }
   pthread_mutex_lock(&emu.lock); /* streams are shared by threads */
   if (s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 64;
@@ -243,9 +240,73 @@ static dart_ret_t emu_copy(const char *func, void *dst, const void *src,
     s->ops = grown;
     s->cap = cap;
   }
-  s->ops[s->n++] = (pending_t){to, from, bytes};
+  s->ops[s->n++] = op;
   pthread_mutex_unlock(&emu.lock);
   return DART_OK;
+}
+
+static void run_pattern(const dart__gpu_pattern_op_t *op)
+{
+  const dart__pattern_t *p = op->pattern;
+  switch (op->kind) {
+  case DART__GPU_PATTERN_PACK:
+    dart__types__pattern_pack(p, op->a, op->b, op->es);
+    break;
+  case DART__GPU_PATTERN_APPLY:
+    dart__types__pattern_apply(p, op->a, op->b, op->es, &op->local);
+    break;
+  case DART__GPU_PATTERN_APPLY_TO_B:
+    dart__types__pattern_apply_to_b(p, op->a, op->b, op->es, &op->local);
+    break;
+  case DART__GPU_PATTERN_FETCH:
+    dart__types__pattern_fetch(p, op->a, op->b, op->c, op->es, &op->local);
+    break;
+  }
+}
+
+static void run_op(const pending_t *op)
+{
+  if (op->pattern.pattern)
+    run_pattern(&op->pattern);
+  else
+    memcpy(op->dst, op->src, op->bytes);
+}
+
+static dart_ret_t emu_copy(const char *func, void *dst, const void *src,
+                           size_t bytes, void *stream)
+{
+  pending_t op = {.dst = reach(dst), .src = reach(src), .bytes = bytes};
+  if (stream == NULL) {
+    run_op(&op);
+    return DART_OK;
+  }
+  return enqueue(func, stream, op);
+}
+
+/* The device reads the host's pattern: nothing to copy. */
+static dart_ret_t emu_pattern_upload(const char *func,
+                                     const dart__pattern_t *p,
+                                     void **device_pattern)
+{
+  (void)func;
+  *device_pattern = (void *)p;
+  return DART_OK;
+}
+
+static void emu_pattern_free(void *device_pattern) { (void)device_pattern; }
+
+static dart_ret_t emu_pattern(const char *func,
+                              const dart__gpu_pattern_op_t *op, void *stream)
+{
+  pending_t q = {.pattern = *op};
+  q.pattern.a = reach(op->a);
+  q.pattern.b = reach(op->b);
+  q.pattern.c = op->c ? reach(op->c) : NULL;
+  if (stream == NULL) {
+    run_op(&q);
+    return DART_OK;
+  }
+  return enqueue(func, stream, q);
 }
 
 static dart_ret_t emu_stream_create(const char *func, void **stream)
@@ -265,8 +326,7 @@ static void run_locked(emu_stream_t *s, uint64_t upto)
   size_t k = upto > s->done ? (size_t)(upto - s->done) : 0;
   if (k > s->n) k = s->n;
   if (k == 0) return; /* nothing due (a fresh stream has no ops array) */
-  for (size_t i = 0; i < k; i++)
-    memcpy(s->ops[i].dst, s->ops[i].src, s->ops[i].bytes);
+  for (size_t i = 0; i < k; i++) run_op(&s->ops[i]);
   memmove(s->ops, s->ops + k, (s->n - k) * sizeof *s->ops);
   s->n -= k;
   s->done += k;
@@ -371,6 +431,9 @@ const dart__gpu_ops_t dart__gpu_emu = {
     .event_sync = emu_event_sync,
     .event_destroy = free,
     .atomic = emu_atomic,
+    .pattern_upload = emu_pattern_upload,
+    .pattern_free = emu_pattern_free,
+    .pattern = emu_pattern,
     .host_alloc = emu_host_alloc,
     .host_free = free,
     .fini = emu_fini,

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "transport/transport.h"
+#include "types/pattern.h"
 
 /* What a node peer needs to map a part of a device allocation. */
 #define DART__GPU_HANDLE_BYTES 64 /* a CUDA IPC memory handle's */
@@ -23,6 +24,26 @@ typedef struct dart__gpu_export {
   uint64_t offset;   /* of the part from the allocation's start */
   int64_t owner;     /* global unit */
 } dart__gpu_export_t;
+
+/* The operations of types/pattern.h, run on this unit's device memory. */
+typedef enum {
+  DART__GPU_PATTERN_PACK = 0,     /* b[j] = a[i], b packed */
+  DART__GPU_PATTERN_APPLY,        /* a[i] = a[i] op b[j] */
+  DART__GPU_PATTERN_APPLY_TO_B,   /* b[j] = b[j] op a[i] */
+  DART__GPU_PATTERN_FETCH         /* c[j] = a[i], then a[i] = a[i] op b[j] */
+} dart__gpu_pattern_kind_t;
+
+typedef struct {
+  dart__gpu_pattern_kind_t kind;
+  const dart__pattern_t *pattern;
+  const void *device_pattern; /* pattern_upload's copy */
+  char *a, *b, *c;            /* device memory of this unit (c: FETCH) */
+  int type;                   /* dart_datatype_t, basic */
+  int op;                     /* dart_operation_t: predefined, or REPLACE;
+                                 LONG_DOUBLE takes REPLACE only */
+  size_t es;
+  dart__op_local_t local;     /* the same operation on the host */
+} dart__gpu_pattern_op_t;
 
 /*
  * A device backend: CUDA (device_cuda.c), or emulated devices of host
@@ -62,6 +83,14 @@ typedef struct {
   void (*event_destroy)(void *event);
   /* a on device memory at p, complete on return */
   dart_ret_t (*atomic)(const dart__atomic_t *a, char *p, void *stream);
+  /* a pattern's copy that the device reads (pattern must outlive it),
+   * for pattern ops; and freeing it */
+  dart_ret_t (*pattern_upload)(const char *func, const dart__pattern_t *p,
+                               void **device_pattern);
+  void (*pattern_free)(void *device_pattern);
+  /* op behind stream's work; pairs that write one element run in order */
+  dart_ret_t (*pattern)(const char *func, const dart__gpu_pattern_op_t *op,
+                        void *stream);
   /* pinned host memory for staging (plain host memory where not pinned) */
   dart_ret_t (*host_alloc)(const char *func, size_t bytes, void **ptr);
   void (*host_free)(void *ptr);

@@ -3,6 +3,11 @@
  * that they are atomic with respect to every process that maps the memory
  * (the owner and its node peers through IPC). Elements narrower than a
  * word change inside their aligned 32-bit word.
+ *
+ * Access patterns (types/pattern.h) on device memory, for plans: a thread
+ * per pair, or one thread for all pairs in order where a written element
+ * appears twice (several leaves on one root), so that results do not
+ * depend on the schedule.
  */
 #include <stdint.h>
 
@@ -93,5 +98,97 @@ int dart__gpu__kernel_atomic(const dart__gpu_kernel_args_t *args,
   cudaGetLastError(); /* an older error must not be taken for the launch's */
   atomic_kernel<<<(unsigned)blocks, threads, 0, (cudaStream_t)stream>>>(
       *args);
+  return (int)cudaGetLastError();
+}
+
+/* ---- access patterns (types/pattern.h) ---- */
+
+enum { PATTERN_PACK = 0, PATTERN_APPLY, PATTERN_APPLY_TO_B, PATTERN_FETCH };
+
+/* Pair k's elements: i of a, j of b. */
+__device__ static void pair_at(const dart__gpu_kernel_pattern_t &p, size_t k,
+                               size_t *i, size_t *j)
+{
+  if (p.a_at) {
+    *i = p.a_at[k];
+    *j = p.b_at ? p.b_at[k] : k;
+    return;
+  }
+  size_t lo = 0, hi = p.nblocks; /* the block whose pairs hold k */
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (p.first[mid] <= k) lo = mid; else hi = mid;
+  }
+  const dart__gpu_kernel_block_t &blk = p.blocks[lo];
+  size_t e = k - p.first[lo], row = blk.n1 * blk.len;
+  size_t i2 = e / row, i1 = e % row / blk.len, off = e % blk.len;
+  *i = (size_t)(blk.a + (long long)i2 * blk.a2 + (long long)i1 * blk.a1) +
+       off;
+  *j = (size_t)(blk.b + (long long)i2 * blk.b2 + (long long)i1 * blk.b1) +
+       off;
+}
+
+/* dst = dst op src for one element: bytes where the op replaces (any
+ * size), else the type's arithmetic */
+__device__ static void combine(const dart__gpu_kernel_pattern_args_t &a,
+                               char *dst, const char *src)
+{
+  if (a.op == DART_OP_REPLACE) {
+    memcpy(dst, src, a.es);
+    return;
+  }
+  unsigned long long next;
+  dart__types__apply_value(a.type, a.op, dst, src, &next);
+  memcpy(dst, &next, a.es);
+}
+
+__device__ static void pattern_pair(const dart__gpu_kernel_pattern_args_t &a,
+                                    size_t k)
+{
+  size_t i, j;
+  pair_at(a.pattern, k, &i, &j);
+  char *ai = a.a + i * a.es, *bj = a.b + j * a.es;
+  switch (a.kind) {
+  case PATTERN_PACK: memcpy(bj, ai, a.es); break;
+  case PATTERN_APPLY: combine(a, ai, bj); break;
+  case PATTERN_APPLY_TO_B: combine(a, bj, ai); break;
+  default: /* PATTERN_FETCH */
+    memcpy(a.c + j * a.es, ai, a.es);
+    combine(a, ai, bj);
+  }
+}
+
+__global__ static void pattern_kernel(dart__gpu_kernel_pattern_args_t a)
+{
+  for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+       k < a.pattern.nelem; k += (size_t)gridDim.x * blockDim.x)
+    pattern_pair(a, k);
+}
+
+/* Where a written element appears twice: every pair in order. */
+__global__ static void pattern_kernel_ordered(
+    dart__gpu_kernel_pattern_args_t a)
+{
+  for (size_t k = 0; k < a.pattern.nelem; k++) pattern_pair(a, k);
+}
+
+int dart__gpu__kernel_pattern(const dart__gpu_kernel_pattern_args_t *args,
+                              void *stream)
+{
+  const dart__gpu_kernel_pattern_t &p = args->pattern;
+  bool ordered = (args->kind == PATTERN_APPLY && p.a_dups) ||
+                 (args->kind == PATTERN_APPLY_TO_B && p.b_dups) ||
+                 (args->kind == PATTERN_FETCH && (p.a_dups || p.b_dups));
+  cudaGetLastError();
+  if (p.nelem == 0) return (int)cudaSuccess;
+  if (ordered) {
+    pattern_kernel_ordered<<<1, 1, 0, (cudaStream_t)stream>>>(*args);
+  } else {
+    const unsigned threads = 256;
+    size_t blocks = (p.nelem + threads - 1) / threads;
+    if (blocks > 4096) blocks = 4096;
+    pattern_kernel<<<(unsigned)blocks, threads, 0, (cudaStream_t)stream>>>(
+        *args);
+  }
   return (int)cudaGetLastError();
 }

@@ -11,6 +11,13 @@
  *         end:   every unit's operands (mine too) applied to my roots by
  *                unit, the old values back to each reader; then each
  *                owner's old values into my leafupdate.
+ *
+ * On device buffers the protocol is the same: the device packs each
+ * message into device memory, which is copied into the slot, and copies
+ * each message from its slot into device memory, where the device applies
+ * it. All of it runs on the plan's stream in the order the host version
+ * runs, so results are the same; the host synchronises the stream once per
+ * begin and end, before it posts messages and acknowledgements.
  */
 #include <dart/dart_signal.h>
 #include <string.h>
@@ -32,8 +39,13 @@ static dart_ret_t wait_word(_Atomic uint64_t *word, dart_gptr_t g,
   return dart_signal_wait_until(g, DART_CMP_GE, value, NULL);
 }
 
-/* Where the next message to p is to be packed, once p has consumed the
- * one that used the slot before. */
+/* Where the next message to p is packed. */
+static char *out_slot(const dart__plan_peer_t *p)
+{
+  return p->direct ? p->out[p->sent & 1] : p->staging;
+}
+
+/* out_slot, once p has consumed the message that used it before. */
 static dart_ret_t send_slot(dart__plan_peer_t *p, char **dst)
 {
   uint64_t m = p->sent;
@@ -41,7 +53,7 @@ static dart_ret_t send_slot(dart__plan_peer_t *p, char **dst)
     dart_ret_t ret = wait_word(p->ack_word, p->ack_word_g, m - 1);
     if (ret != DART_OK) return ret;
   }
-  *dst = p->direct ? p->out[m & 1] : p->staging;
+  *dst = out_slot(p);
   return DART_OK;
 }
 
@@ -64,13 +76,19 @@ static dart_ret_t send_post(dart__plan_peer_t *p, const char *src,
   return DART_OK;
 }
 
+/* The slot of the next message from p. */
+static char *in_slot(const dart__plan_peer_t *p)
+{
+  return p->in[p->received & 1];
+}
+
 /* The next message from p, once it is there. */
 static dart_ret_t recv_wait(dart__plan_peer_t *p, char **src)
 {
   uint64_t m = p->received;
   dart_ret_t ret = wait_word(p->in_word, p->in_word_g, m + 1);
   if (ret != DART_OK) return ret;
-  *src = p->in[m & 1];
+  *src = in_slot(p);
   return DART_OK;
 }
 
@@ -202,6 +220,137 @@ static dart_ret_t end_fetch_replies(dart__plan_t *plan)
   return DART_OK;
 }
 
+/* ---- the operations on device buffers ---- */
+
+/* kind on the device with the operation begun, or REPLACE */
+static dart_ret_t dev_run(const dart__plan_t *plan,
+                          dart__gpu_pattern_kind_t kind,
+                          const dart__pattern_t *pat, const void *dev_pat,
+                          void *a, void *b, void *c, bool replace)
+{
+  if (pat->nelem == 0) return DART_OK;
+  dart__gpu_pattern_op_t op = {.kind = kind,
+                               .pattern = pat,
+                               .device_pattern = dev_pat,
+                               .a = a,
+                               .b = b,
+                               .c = c,
+                               .type = (int)plan->type->base,
+                               .op = replace ? (int)DART_OP_REPLACE
+                                             : (int)plan->op,
+                               .es = plan->type->elem_size,
+                               .local = replace ? plan->replace
+                                                : plan->local};
+  return dart__gpu.ops->pattern(plan->func, &op, plan->dev_stream);
+}
+
+static dart_ret_t dev_copy(const dart__plan_t *plan, void *dst,
+                           const void *src, size_t bytes)
+{
+  return dart__gpu.ops->copy(plan->func, dst, src, bytes, plan->dev_stream);
+}
+
+static dart_ret_t dev_sync(const dart__plan_t *plan)
+{
+  return dart__gpu.ops->stream_sync(plan->func, plan->dev_stream);
+}
+
+/* My roots (bcast) or leaves (reduce, fetch) of array to each peer that
+ * reads or owns them: packed on the device into its slot, then posted. */
+static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
+                               const char *array)
+{
+  size_t es = plan->type->elem_size;
+  dart_ret_t ret = DART_OK;
+  for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    const dart__pattern_t *pat = roots ? &p->roots : &p->leaves;
+    char *dst;
+    if (pat->nelem == 0) continue;
+    ret = send_slot(p, &dst);
+    if (ret == DART_OK)
+      ret = dev_run(plan, DART__GPU_PATTERN_PACK, pat,
+                    roots ? p->dev_roots : p->dev_leaves, (char *)array,
+                    p->dev_out, NULL, true);
+    if (ret == DART_OK) ret = dev_copy(plan, dst, p->dev_out, pat->nelem * es);
+  }
+  if (ret == DART_OK && roots) /* bcast: my own leaves */
+    ret = dev_run(plan, DART__GPU_PATTERN_APPLY_TO_B, &plan->self,
+                  plan->dev_self, (char *)array, plan->dst, NULL, false);
+  if (ret == DART_OK) ret = dev_sync(plan);
+  for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    const dart__pattern_t *pat = roots ? &p->roots : &p->leaves;
+    if (pat->nelem > 0) ret = send_post(p, out_slot(p), pat->nelem * es);
+  }
+  return ret;
+}
+
+/* Each owner's message into my leaves of array (bcast's leafdata with
+ * the operation, fetch's leafupdate replaced), then the
+ * acknowledgements. */
+static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
+                                  bool replace)
+{
+  size_t es = plan->type->elem_size;
+  dart_ret_t ret = DART_OK;
+  for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    char *src;
+    if (p->leaves.nelem == 0) continue;
+    ret = recv_wait(p, &src);
+    if (ret == DART_OK)
+      ret = dev_copy(plan, p->dev_in, src, p->leaves.nelem * es);
+    if (ret == DART_OK)
+      ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->leaves, p->dev_leaves,
+                    array, p->dev_in, NULL, replace);
+  }
+  if (ret == DART_OK) ret = dev_sync(plan);
+  for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++)
+    if (plan->peers[k].leaves.nelem > 0) ret = recv_done(&plan->peers[k]);
+  return ret;
+}
+
+/* end_roots_in on the device: every unit's contribution by unit, and for
+ * fetch each reader's old values back out of the slot it came in
+ * (across nodes) or into its own (on the node). */
+static dart_ret_t dev_end_roots_in(dart__plan_t *plan)
+{
+  size_t es = plan->type->elem_size;
+  bool fetch = plan->active == DART__PLAN_FETCH;
+  dart__gpu_pattern_kind_t kind =
+      fetch ? DART__GPU_PATTERN_FETCH : DART__GPU_PATTERN_APPLY;
+  dart_ret_t ret = DART_OK;
+  for (size_t k = 0; k <= plan->npeers && ret == DART_OK; k++) {
+    if (k == plan->self_pos)
+      ret = dev_run(plan, kind, &plan->self, plan->dev_self, plan->dst,
+                    (void *)plan->src, plan->update, false);
+    if (k == plan->npeers || ret != DART_OK) break;
+    dart__plan_peer_t *p = &plan->peers[k];
+    char *src, *reply;
+    size_t bytes = p->roots.nelem * es;
+    if (p->roots.nelem == 0) continue;
+    ret = recv_wait(p, &src);
+    if (ret == DART_OK) ret = dev_copy(plan, p->dev_in, src, bytes);
+    if (ret == DART_OK)
+      ret = dev_run(plan, kind, &p->roots, p->dev_roots, plan->dst,
+                    p->dev_in, p->dev_out, false);
+    if (ret == DART_OK && fetch) ret = send_slot(p, &reply);
+    if (ret == DART_OK && fetch)
+      ret = dev_copy(plan, p->direct ? reply : src, p->dev_out, bytes);
+  }
+  if (ret == DART_OK) ret = dev_sync(plan);
+  for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    if (p->roots.nelem == 0) continue;
+    if (fetch)
+      ret = send_post(p, p->direct ? out_slot(p) : in_slot(p),
+                      p->roots.nelem * es);
+    if (ret == DART_OK) ret = recv_done(p);
+  }
+  return ret;
+}
+
 static const char *kind_name(dart__plan_kind_t kind)
 {
   switch (kind) {
@@ -210,6 +359,36 @@ static const char *kind_name(dart__plan_kind_t kind)
   case DART__PLAN_FETCH: return "a fetch-and-op";
   default: return "nothing";
   }
+}
+
+/* Whether a begin's buffers are device memory: all or none (a NULL one,
+ * for no elements, goes with either). */
+static dart_ret_t buffers_kind(const char *func, dart__plan_kind_t kind,
+                               const void *src, const void *dst,
+                               const void *update, bool *on_device)
+{
+  const char *names[3] = {kind == DART__PLAN_BCAST ? "rootdata" : "leafdata",
+                          kind == DART__PLAN_BCAST ? "leafdata" : "rootdata",
+                          "leafupdate"};
+  const void *bufs[3] = {src, dst, update};
+  int first = -1;
+  bool device = false;
+  for (int i = 0; i < 3; i++) {
+    if (bufs[i] == NULL) continue;
+    bool d = dart__gpu__is_device(bufs[i]);
+    if (first < 0) {
+      first = i;
+      device = d;
+    } else if (d != device) {
+      DART_LOG_ERROR_IN(func, "%s is %s memory and %s %s memory: a plan's "
+                              "buffers are all of one kind",
+                        names[first], device ? "device" : "host", names[i],
+                        d ? "device" : "host");
+      return DART_ERR_INVAL;
+    }
+  }
+  *on_device = device;
+  return DART_OK;
 }
 
 /* Checks a begin's arguments (NULL arrays with elements, the operation,
@@ -241,30 +420,42 @@ static dart_ret_t begin_checked(const char *func, dart_plan_t handle,
                       plan->nleaves);
     return DART_ERR_INVAL;
   }
-  if (dart__gpu__is_device(src) || dart__gpu__is_device(dst) ||
-      (update != NULL && dart__gpu__is_device(update))) {
-    DART_LOG_ERROR_IN(func, "plans take host buffers only, and a buffer is "
-                            "device memory");
-    return DART_ERR_INVAL;
-  }
+  bool on_device;
+  dart_ret_t ret = buffers_kind(func, kind, src, dst, update, &on_device);
+  if (ret != DART_OK) return ret;
   if (op == DART_OP_NO_OP && kind != DART__PLAN_FETCH) {
     DART_LOG_ERROR_IN(func, "DART_OP_NO_OP would move nothing");
     return DART_ERR_INVAL;
   }
   dart__op_local_t local;
-  dart_ret_t ret = dart__types__op_local(func, op, plan->type, &local);
+  ret = dart__types__op_local(func, op, plan->type, &local);
   if (ret != DART_OK) return ret;
   if (kind == DART__PLAN_BCAST && op == DART_OP_REPLACE && plan->dup_leaves) {
     DART_LOG_ERROR_IN(func, "a leaf of plan %p is listed twice: two roots "
                             "would replace it", (void *)handle);
     return DART_ERR_INVAL;
   }
+  if (on_device) {
+    const dart__dtype_t *t = plan->type;
+    if (op != DART_OP_REPLACE &&
+        (op >= DART__OP_FIRST_USER || t->base >= DART_TYPE_LAST ||
+         t->base == DART_TYPE_LONG_DOUBLE)) {
+      DART_LOG_ERROR_IN(func, "operation %lu on device buffers: the device "
+                              "applies DART_OP_REPLACE, or a predefined "
+                              "operation on a basic type but long double",
+                        (unsigned long)op);
+      return DART_ERR_INVAL;
+    }
+    if ((ret = dart__plan__device_setup(func, plan)) != DART_OK) return ret;
+  }
   plan->active = kind;
+  plan->on_device = on_device;
   plan->op = op;
   plan->local = local;
   plan->src = src;
   plan->dst = dst;
   plan->update = update;
+  plan->func = func;
   *plan_out = plan;
   return DART_OK;
 }
@@ -278,6 +469,7 @@ static dart_ret_t end_checked(const char *func, dart_plan_t handle,
   DART__CHECK_INIT_IN(func);
   dart__plan_t *plan = dart__plan__get(func, handle);
   if (plan == NULL) return DART_ERR_INVAL;
+  plan->func = func;
   if (plan->active != kind) {
     DART_LOG_ERROR_IN(func, "plan %p has %s begun, not %s", (void *)handle,
                       kind_name(plan->active), kind_name(kind));
@@ -309,7 +501,10 @@ dart_ret_t dart_plan_bcast_begin(dart_plan_t handle, const void *rootdata,
   dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_BCAST,
                                  rootdata, leafdata, NULL, op, &plan);
   if (ret != DART_OK) return ret;
-  return finish(plan, begin_bcast(plan), false);
+  return finish(plan,
+                plan->on_device ? dev_send_all(plan, true, rootdata)
+                                : begin_bcast(plan),
+                false);
 }
 
 dart_ret_t dart_plan_bcast_end(dart_plan_t handle, const void *rootdata,
@@ -319,7 +514,10 @@ dart_ret_t dart_plan_bcast_end(dart_plan_t handle, const void *rootdata,
   dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_BCAST, rootdata,
                                leafdata, NULL, op, &plan);
   if (ret != DART_OK) return ret;
-  return finish(plan, end_bcast(plan), true);
+  return finish(plan,
+                plan->on_device ? dev_recv_leaves(plan, leafdata, false)
+                                : end_bcast(plan),
+                true);
 }
 
 dart_ret_t dart_plan_reduce_begin(dart_plan_t handle, const void *leafdata,
@@ -329,7 +527,10 @@ dart_ret_t dart_plan_reduce_begin(dart_plan_t handle, const void *leafdata,
   dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_REDUCE,
                                  leafdata, rootdata, NULL, op, &plan);
   if (ret != DART_OK) return ret;
-  return finish(plan, begin_leaves_out(plan), false);
+  return finish(plan,
+                plan->on_device ? dev_send_all(plan, false, leafdata)
+                                : begin_leaves_out(plan),
+                false);
 }
 
 dart_ret_t dart_plan_reduce_end(dart_plan_t handle, const void *leafdata,
@@ -339,7 +540,9 @@ dart_ret_t dart_plan_reduce_end(dart_plan_t handle, const void *leafdata,
   dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_REDUCE, leafdata,
                                rootdata, NULL, op, &plan);
   if (ret != DART_OK) return ret;
-  return finish(plan, end_roots_in(plan), true);
+  return finish(plan,
+                plan->on_device ? dev_end_roots_in(plan) : end_roots_in(plan),
+                true);
 }
 
 dart_ret_t dart_plan_fetch_and_op_begin(dart_plan_t handle, void *rootdata,
@@ -351,7 +554,10 @@ dart_ret_t dart_plan_fetch_and_op_begin(dart_plan_t handle, void *rootdata,
   dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_FETCH,
                                  leafdata, rootdata, leafupdate, op, &plan);
   if (ret != DART_OK) return ret;
-  return finish(plan, begin_leaves_out(plan), false);
+  return finish(plan,
+                plan->on_device ? dev_send_all(plan, false, leafdata)
+                                : begin_leaves_out(plan),
+                false);
 }
 
 dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t handle, void *rootdata,
@@ -362,7 +568,12 @@ dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t handle, void *rootdata,
   dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_FETCH, leafdata,
                                rootdata, leafupdate, op, &plan);
   if (ret != DART_OK) return ret;
-  ret = end_roots_in(plan);
-  if (ret == DART_OK) ret = end_fetch_replies(plan);
+  if (plan->on_device) {
+    ret = dev_end_roots_in(plan);
+    if (ret == DART_OK) ret = dev_recv_leaves(plan, leafupdate, true);
+  } else {
+    ret = end_roots_in(plan);
+    if (ret == DART_OK) ret = end_fetch_replies(plan);
+  }
   return finish(plan, ret, true);
 }

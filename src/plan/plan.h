@@ -45,6 +45,10 @@ typedef struct {
   dart_gptr_t in_word_g, ack_word_g;
   _Atomic uint64_t *peer_in_word, *peer_ack_word; /* direct: its words */
   dart_gptr_t peer_in_word_g, peer_ack_word_g;
+  /* device buffers (set up on first use): the patterns on the device, and
+   * device memory for a message to it and one from it */
+  void *dev_roots, *dev_leaves;
+  char *dev_out, *dev_in;
 } dart__plan_peer_t;
 
 typedef enum {
@@ -68,8 +72,17 @@ typedef struct dart__plan {
   size_t npeers;
   size_t self_pos;      /* peers below this unit */
   dart_gptr_t buf_g, words_g; /* DART_GPTR_NULL where not allocated */
+  /* device buffers: messages go through device memory (dev_scratch)
+   * between the device's pattern operations and the host slots, on the
+   * plan's stream; set up by the first operation on device buffers */
+  bool dev_ready;
+  void *dev_self;       /* self on the device */
+  void *dev_stream;
+  char *dev_scratch;
   /* the operation begun */
   dart__plan_kind_t active;
+  bool on_device;   /* its buffers are device memory */
+  const char *func; /* the public function running, for log lines */
   dart_operation_t op;
   dart__op_local_t local;
   const void *src;  /* rootdata (bcast), leafdata (reduce, fetch) */
@@ -80,6 +93,9 @@ typedef struct dart__plan {
 /* The live plan behind a handle whose team still exists, or NULL with an
  * error line naming func. */
 dart__plan_t *dart__plan__get(const char *func, dart_plan_t handle);
+
+/* Sets up what operations on device buffers need (once per plan). */
+dart_ret_t dart__plan__device_setup(const char *func, dart__plan_t *plan);
 
 /* The plan module at dart_init and dart_exit. */
 dart_ret_t dart__plan__init(void);

@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "base/slots.h"
+#include "gpu/gpu.h"
 #include "plan/plan.h"
 
 static dart__slots_t plans;
@@ -51,8 +52,67 @@ dart__plan_t *dart__plan__get(const char *func, dart_plan_t handle)
   return plan;
 }
 
+/* ---- device buffers ---- */
+
+/* Frees what device_setup made (any part of it); device memory must go
+ * before the backend does, so a team's release frees it too. */
+static void device_release(dart__plan_t *plan)
+{
+  const dart__gpu_ops_t *ops = dart__gpu.ops;
+  if (ops == NULL) return;
+  ops->pattern_free(plan->dev_self);
+  plan->dev_self = NULL;
+  for (size_t k = 0; k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    ops->pattern_free(p->dev_roots);
+    ops->pattern_free(p->dev_leaves);
+    p->dev_roots = p->dev_leaves = NULL;
+    p->dev_in = p->dev_out = NULL;
+  }
+  if (plan->dev_stream) ops->stream_destroy(plan->dev_stream);
+  if (plan->dev_scratch) ops->free(plan->dev_scratch);
+  plan->dev_stream = NULL;
+  plan->dev_scratch = NULL;
+  plan->dev_ready = false;
+}
+
+dart_ret_t dart__plan__device_setup(const char *func, dart__plan_t *plan)
+{
+  const dart__gpu_ops_t *ops = dart__gpu.ops;
+  if (plan->dev_ready) return DART_OK;
+  /* the device has a message to and from each peer in flight at once */
+  size_t bytes = 0;
+  for (size_t k = 0; k < plan->npeers; k++)
+    bytes += 2 * plan->peers[k].slot_bytes;
+  dart_ret_t ret = ops->pattern_upload(func, &plan->self, &plan->dev_self);
+  for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    ret = ops->pattern_upload(func, &p->roots, &p->dev_roots);
+    if (ret == DART_OK)
+      ret = ops->pattern_upload(func, &p->leaves, &p->dev_leaves);
+  }
+  if (ret == DART_OK) ret = ops->stream_create(func, &plan->dev_stream);
+  if (ret == DART_OK && bytes > 0)
+    ret = ops->alloc(func, bytes, (void **)&plan->dev_scratch);
+  if (ret != DART_OK) goto fail;
+  char *at = plan->dev_scratch;
+  for (size_t k = 0; k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    p->dev_out = at;
+    p->dev_in = at + p->slot_bytes;
+    at += 2 * p->slot_bytes;
+  }
+  plan->dev_ready = true;
+  return DART_OK;
+
+fail:
+  device_release(plan);
+  return ret;
+}
+
 static void plan_free(dart__plan_t *plan)
 {
+  device_release(plan);
   dart__types__pattern_free(&plan->self);
   for (size_t k = 0; k < plan->npeers; k++) {
     dart__types__pattern_free(&plan->peers[k].roots);
@@ -68,6 +128,7 @@ static void team_release(dart__team_t *team)
   for (uint32_t id = 0; id < plans.next_fresh; id++) {
     dart__plan_t *plan = dart__base__slots_get(&plans, id);
     if (plan != NULL && plan->team == team) {
+      device_release(plan);
       plan->team = NULL;
       plan->buf_g = plan->words_g = DART_GPTR_NULL;
     }

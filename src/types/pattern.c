@@ -114,6 +114,38 @@ void dart__types__pattern_free(dart__pattern_t *p)
   *p = (dart__pattern_t){0};
 }
 
+static int cmp_index(const void *x, const void *y)
+{
+  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+  return (a > b) - (a < b);
+}
+
+bool dart__types__pattern_has_dups(const dart__pattern_t *p, bool b_side)
+{
+  if (p->nelem < 2) return false;
+  int64_t *v = malloc(p->nelem * sizeof *v);
+  if (v == NULL) return true;
+  size_t n = 0;
+  if (p->a_at) {
+    const uint32_t *at = b_side ? p->b_at : p->a_at;
+    for (size_t k = 0; k < p->nelem; k++) v[n++] = at ? at[k] : (int64_t)k;
+  }
+  for (size_t k = 0; k < p->nblocks; k++) {
+    const dart__pattern_block_t *blk = &p->blocks[k];
+    int64_t start = b_side ? blk->b : blk->a;
+    int64_t s1 = b_side ? blk->b1 : blk->a1, s2 = b_side ? blk->b2 : blk->a2;
+    for (size_t i2 = 0; i2 < blk->n2; i2++)
+      for (size_t i1 = 0; i1 < blk->n1; i1++)
+        for (size_t e = 0; e < blk->len; e++)
+          v[n++] = start + (int64_t)i2 * s2 + (int64_t)i1 * s1 + (int64_t)e;
+  }
+  qsort(v, n, sizeof *v, cmp_index);
+  bool dups = false;
+  for (size_t k = 1; k < n && !dups; k++) dups = v[k] == v[k - 1];
+  free(v);
+  return dups;
+}
+
 /* ---- the block form ---- */
 
 typedef struct {

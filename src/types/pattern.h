@@ -12,6 +12,7 @@
 #define DART__TYPES__PATTERN_H_
 
 #include <dart/dart_types.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,10 @@ typedef struct {
 dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
                                      size_t n, dart__pattern_t *p);
 void dart__types__pattern_free(dart__pattern_t *p);
+
+/* Whether side a (or b) of p lists an element twice; true where that
+ * cannot be worked out for lack of memory (the safe answer). */
+bool dart__types__pattern_has_dups(const dart__pattern_t *p, bool b_side);
 
 /* The operations on the pairs, elements of es bytes, in pair order:
  *   pack:  b[j] = a[i], where b is a packed buffer (built with b NULL)
