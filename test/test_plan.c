@@ -299,9 +299,17 @@ static void run_op(const graph_t *g, dart_plan_t plan, dart_datatype_t t,
   }
   void *r = buf_in(roots, (nr + 1) * es), *l = buf_in(leaves, ext * es),
        *u = buf_in(update, ext * es);
-  if (kind == BCAST) {
+  /* on the device, every other bcast and reduce on the (default) stream */
+  int streamed = on_device && round % 2;
+  if (kind == BCAST && streamed) {
+    CHECK_OK(dart_plan_bcast_begin_stream(plan, r, l, op, NULL));
+    CHECK_OK(dart_plan_bcast_end_stream(plan, r, l, op, NULL));
+  } else if (kind == BCAST) {
     CHECK_OK(dart_plan_bcast_begin(plan, r, l, op));
     CHECK_OK(dart_plan_bcast_end(plan, r, l, op));
+  } else if (kind == REDUCE && streamed) {
+    CHECK_OK(dart_plan_reduce_begin_stream(plan, l, r, op, NULL));
+    CHECK_OK(dart_plan_reduce_end_stream(plan, l, r, op, NULL));
   } else if (kind == REDUCE) {
     CHECK_OK(dart_plan_reduce_begin(plan, l, r, op));
     CHECK_OK(dart_plan_reduce_end(plan, l, r, op));
@@ -642,10 +650,17 @@ static void test_bad(void)
         dart_plan_reduce_begin(plan, leaves, roots, user_op)); /* long's */
   INVAL("dart_plan_fetch_and_op_begin",
         dart_plan_fetch_and_op_begin(plan, roots, leaves, NULL, DART_OP_SUM));
+  /* the _stream forms take device buffers */
+  INVAL("dart_plan_bcast_begin_stream",
+        dart_plan_bcast_begin_stream(plan, roots, leaves, DART_OP_SUM, NULL));
+  INVAL("dart_plan_reduce_begin_stream",
+        dart_plan_reduce_begin_stream(plan, leaves, roots, DART_OP_SUM,
+                                      NULL));
   if (on_device) {
     /* host and device buffers in one operation are refused */
-    void *dev = NULL;
+    void *dev = NULL, *dev2 = NULL;
     CHECK_OK(dart_memkind_alloc(2 * sizeof(int), DART_MEMKIND_CUDA, &dev));
+    CHECK_OK(dart_memkind_alloc(2 * sizeof(int), DART_MEMKIND_CUDA, &dev2));
     INVAL("dart_plan_bcast_begin",
           dart_plan_bcast_begin(plan, roots, dev, DART_OP_SUM));
     INVAL("dart_plan_fetch_and_op_begin",
@@ -653,7 +668,26 @@ static void test_bad(void)
                                        DART_OP_SUM));
     INVAL("dart_plan_reduce_begin",
           dart_plan_reduce_begin(plan, dev, roots, DART_OP_SUM));
+    INVAL("dart_plan_reduce_begin_stream",
+          dart_plan_reduce_begin_stream(plan, dev, roots, DART_OP_SUM,
+                                        NULL));
+    const char *emu = getenv("DART_GPU_EMULATE");
+    if (emu && atoi(emu) > 0) /* emulated devices: NULL only */
+      INVAL("dart_plan_bcast_begin_stream",
+            dart_plan_bcast_begin_stream(plan, dev, dev2, DART_OP_SUM,
+                                         (dart_stream_t)dev));
+    /* an end in the other form than its begin */
+    CHECK_OK(dart_plan_bcast_begin(plan, dev, dev2, DART_OP_SUM));
+    INVAL("dart_plan_bcast_end_stream",
+          dart_plan_bcast_end_stream(plan, dev, dev2, DART_OP_SUM, NULL));
+    CHECK_OK(dart_plan_bcast_end(plan, dev, dev2, DART_OP_SUM));
+    CHECK_OK(dart_plan_bcast_begin_stream(plan, dev, dev2, DART_OP_SUM,
+                                          NULL));
+    INVAL("dart_plan_bcast_end",
+          dart_plan_bcast_end(plan, dev, dev2, DART_OP_SUM));
+    CHECK_OK(dart_plan_bcast_end_stream(plan, dev, dev2, DART_OP_SUM, NULL));
     CHECK_OK(dart_memkind_free(dev, DART_MEMKIND_CUDA));
+    CHECK_OK(dart_memkind_free(dev2, DART_MEMKIND_CUDA));
   }
   CHECK(roots[0] == 5 && roots[1] == 6 && leaves[0] == -1 &&
         leaves[1] == -1 && upd[0] == -1);

@@ -18,10 +18,22 @@
  *   root's value just before that leaf's contribution was applied:
  *   atomic per root, as PetscSF's FetchAndOp.
  *
- * Root and leaf arrays are ordinary local buffers of the caller (any host
- * memory; they need not be global memory), passed anew to every call, so
- * one plan serves every vector of the same layout. They may be the same
- * buffer where no leaf lies on a root (a halo exchange in place).
+ * Root and leaf arrays are ordinary local buffers of the caller (host
+ * memory, or device memory: see below; they need not be global memory),
+ * passed anew to every call, so one plan serves every vector of the same
+ * layout. They may be the same buffer where no leaf lies on a root (a
+ * halo exchange in place).
+ *
+ * Device buffers (dart_memkind.h: cudaMalloc'd, or dart_memkind_alloc
+ * with DART_MEMKIND_CUDA): all buffers of one call are device memory, or
+ * all host memory. On device buffers the device packs and applies the
+ * messages (a kernel per pattern, on the plan's own stream, or on the
+ * caller's for the _stream forms), and they cross between units through
+ * host memory as host buffers' messages do, on every path. The device
+ * applies DART_OP_REPLACE on every type and the predefined reductions on
+ * the basic types but long double; user operations take host buffers.
+ * The first call on device buffers sets up the device's part of the plan
+ * (its patterns and message buffers in device memory).
  *
  * Every unit of the team calls the same operations of a plan in the same
  * order (each begin, then its end), as PetscSF's are collective; between
@@ -47,6 +59,7 @@
 #ifndef DART__PLAN_H_
 #define DART__PLAN_H_
 
+#include <dart/dart_memkind.h>
 #include <dart/dart_team_group.h>
 #include <dart/dart_types.h>
 #include <stddef.h>
@@ -138,6 +151,36 @@ dart_ret_t dart_plan_fetch_and_op_begin(dart_plan_t plan, void *rootdata,
 dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t plan, void *rootdata,
                                       const void *leafdata, void *leafupdate,
                                       dart_operation_t op) DART_NOTHROW;
+
+/**
+ * Stream-ordered forms of bcast and reduce, for device buffers: begin
+ * queues the packing of this unit's messages on \c stream behind the work
+ * already there (the kernels that wrote the data) and returns without
+ * waiting for the device. End waits for those packs and sends the
+ * messages, waits for the other units' messages, queues their
+ * application on \c stream and returns without waiting for it: the
+ * results are there once \c stream reaches them, for the kernels queued
+ * after end. The plan's next call waits for the device to have read the
+ * messages before their buffers are reused. Begin and end take the same
+ * stream; under emulated devices only NULL (which runs at once).
+ */
+dart_ret_t dart_plan_bcast_begin_stream(dart_plan_t plan,
+                                        const void *rootdata, void *leafdata,
+                                        dart_operation_t op,
+                                        dart_stream_t stream) DART_NOTHROW;
+/** Completes the bcast started with the same arguments on \c stream. */
+dart_ret_t dart_plan_bcast_end_stream(dart_plan_t plan, const void *rootdata,
+                                      void *leafdata, dart_operation_t op,
+                                      dart_stream_t stream) DART_NOTHROW;
+/** Starts a reduce on \c stream (see dart_plan_bcast_begin_stream). */
+dart_ret_t dart_plan_reduce_begin_stream(dart_plan_t plan,
+                                         const void *leafdata,
+                                         void *rootdata, dart_operation_t op,
+                                         dart_stream_t stream) DART_NOTHROW;
+/** Completes the reduce started with the same arguments on \c stream. */
+dart_ret_t dart_plan_reduce_end_stream(dart_plan_t plan, const void *leafdata,
+                                       void *rootdata, dart_operation_t op,
+                                       dart_stream_t stream) DART_NOTHROW;
 
 /** Frees the plan (collective: its buffers are global memory) and sets
  * *plan to NULL. A plan whose team was destroyed is freed too, but every

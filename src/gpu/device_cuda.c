@@ -207,6 +207,13 @@ static dart_ret_t cuda_event_record_here(const char *func, void *stream,
   return DART_OK;
 }
 
+static dart_ret_t cuda_event_rerecord_here(const char *func, void *event,
+                                           void *stream)
+{
+  cudaError_t err = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
+  return err == cudaSuccess ? DART_OK : failed(func, "cudaEventRecord", err);
+}
+
 static dart_ret_t cuda_event_sync_here(const char *func, void *event)
 {
   cudaError_t err = cudaEventSynchronize((cudaEvent_t)event);
@@ -436,6 +443,8 @@ ON_DEVICE(cuda_stream_sync, (const char *func, void *stream), (func, stream))
 ON_DEVICE(cuda_event_record, (const char *func, void *stream, void **event),
           (func, stream, event))
 ON_DEVICE(cuda_event_sync, (const char *func, void *event), (func, event))
+ON_DEVICE(cuda_event_rerecord, (const char *func, void *event, void *stream),
+          (func, event, stream))
 ON_DEVICE(cuda_host_alloc, (const char *func, size_t bytes, void **ptr),
           (func, bytes, ptr))
 ON_DEVICE(cuda_atomic, (const dart__atomic_t *a, char *p, void *stream),
@@ -465,6 +474,7 @@ const dart__gpu_ops_t dart__gpu_cuda = {
     .stream_sync = cuda_stream_sync,
     .event_record = cuda_event_record,
     .event_sync = cuda_event_sync,
+    .event_rerecord = cuda_event_rerecord,
     .event_destroy = cuda_event_destroy,
     .atomic = cuda_atomic,
     .pattern_upload = cuda_pattern_upload,

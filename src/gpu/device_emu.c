@@ -359,6 +359,18 @@ static dart_ret_t emu_event_record(const char *func, void *stream,
   return DART_OK;
 }
 
+static dart_ret_t emu_event_rerecord(const char *func, void *event,
+                                     void *stream)
+{
+  (void)func; /* nothing fails */
+  emu_event_t *e = event;
+  pthread_mutex_lock(&emu.lock);
+  e->stream = stream;
+  e->upto = e->stream ? e->stream->done + e->stream->n : 0;
+  pthread_mutex_unlock(&emu.lock);
+  return DART_OK;
+}
+
 /* Only the copies before the event: later ones stay deferred. */
 static dart_ret_t emu_event_sync(const char *func, void *event)
 {
@@ -429,6 +441,7 @@ const dart__gpu_ops_t dart__gpu_emu = {
     .stream_sync = emu_stream_sync,
     .event_record = emu_event_record,
     .event_sync = emu_event_sync,
+    .event_rerecord = emu_event_rerecord,
     .event_destroy = free,
     .atomic = emu_atomic,
     .pattern_upload = emu_pattern_upload,

@@ -80,6 +80,8 @@ typedef struct {
    * destroying it (waited for or not) */
   dart_ret_t (*event_record)(const char *func, void *stream, void **event);
   dart_ret_t (*event_sync)(const char *func, void *event);
+  /* event again, behind the work on stream so far */
+  dart_ret_t (*event_rerecord)(const char *func, void *event, void *stream);
   void (*event_destroy)(void *event);
   /* a on device memory at p, complete on return */
   dart_ret_t (*atomic)(const dart__atomic_t *a, char *p, void *stream);

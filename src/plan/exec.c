@@ -220,7 +220,17 @@ static dart_ret_t end_fetch_replies(dart__plan_t *plan)
   return DART_OK;
 }
 
-/* ---- the operations on device buffers ---- */
+/* ---- the operations on device buffers ----
+ *
+ * Queued on plan->stream (the plan's own, or the caller's for the _stream
+ * forms) in the order the host version runs. Begin queues the packs and
+ * their copies into the slots; the messages are posted once the device has
+ * passed them (dev_packed): at once, or for the _stream forms in end, so
+ * that begin does not wait for the caller's earlier work. End posts what
+ * begin owes, waits for each message, queues its copy out of the slot and
+ * its application; the slots are acknowledged once the device has passed
+ * the copies (dev_unslotted): at once, or for the _stream forms at the
+ * plan's next call, so that end does not wait for the device either. */
 
 /* kind on the device with the operation begun, or REPLACE */
 static dart_ret_t dev_run(const dart__plan_t *plan,
@@ -241,22 +251,18 @@ static dart_ret_t dev_run(const dart__plan_t *plan,
                                .es = plan->type->elem_size,
                                .local = replace ? plan->replace
                                                 : plan->local};
-  return dart__gpu.ops->pattern(plan->func, &op, plan->dev_stream);
+  return dart__gpu.ops->pattern(plan->func, &op, plan->stream);
 }
 
 static dart_ret_t dev_copy(const dart__plan_t *plan, void *dst,
                            const void *src, size_t bytes)
 {
-  return dart__gpu.ops->copy(plan->func, dst, src, bytes, plan->dev_stream);
+  return dart__gpu.ops->copy(plan->func, dst, src, bytes, plan->stream);
 }
 
-static dart_ret_t dev_sync(const dart__plan_t *plan)
-{
-  return dart__gpu.ops->stream_sync(plan->func, plan->dev_stream);
-}
-
-/* My roots (bcast) or leaves (reduce, fetch) of array to each peer that
- * reads or owns them: packed on the device into its slot, then posted. */
+/* My roots (bcast) or leaves (reduce, fetch) of array for each peer that
+ * reads or owns them, packed on the device into its slot; posting them is
+ * owed. */
 static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
                                const char *array)
 {
@@ -277,18 +283,56 @@ static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
   if (ret == DART_OK && roots) /* bcast: my own leaves */
     ret = dev_run(plan, DART__GPU_PATTERN_APPLY_TO_B, &plan->self,
                   plan->dev_self, (char *)array, plan->dst, NULL, false);
-  if (ret == DART_OK) ret = dev_sync(plan);
+  if (ret == DART_OK)
+    ret = dart__gpu.ops->event_rerecord(plan->func, plan->dev_packed,
+                                        plan->stream);
+  if (ret == DART_OK) plan->posts_owed = true;
+  return ret;
+}
+
+/* Posts what dev_send_all packed, once the device has. */
+static dart_ret_t dev_post_all(dart__plan_t *plan)
+{
+  if (!plan->posts_owed) return DART_OK;
+  dart_ret_t ret = dart__gpu.ops->event_sync(plan->func, plan->dev_packed);
+  bool roots = plan->active == DART__PLAN_BCAST;
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     const dart__pattern_t *pat = roots ? &p->roots : &p->leaves;
-    if (pat->nelem > 0) ret = send_post(p, out_slot(p), pat->nelem * es);
+    if (pat->nelem > 0)
+      ret = send_post(p, out_slot(p), pat->nelem * plan->type->elem_size);
   }
+  plan->posts_owed = false;
+  return ret;
+}
+
+/* The device is to read the slots of the messages just received: the
+ * acknowledgements for roots' (reduce) or leaves' messages are owed. */
+static dart_ret_t dev_owe_acks(dart__plan_t *plan, bool roots)
+{
+  dart_ret_t ret = dart__gpu.ops->event_rerecord(
+      plan->func, plan->dev_unslotted, plan->stream);
+  if (ret != DART_OK) return ret;
+  plan->acks_owed = true;
+  plan->acks_roots = roots;
+  return DART_OK;
+}
+
+dart_ret_t dart__plan__settle(const char *func, dart__plan_t *plan, bool ack)
+{
+  if (!plan->acks_owed) return DART_OK;
+  dart_ret_t ret = dart__gpu.ops->event_sync(func, plan->dev_unslotted);
+  for (size_t k = 0; k < plan->npeers && ret == DART_OK && ack; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    if ((plan->acks_roots ? p->roots.nelem : p->leaves.nelem) > 0)
+      ret = recv_done(p);
+  }
+  plan->acks_owed = false;
   return ret;
 }
 
 /* Each owner's message into my leaves of array (bcast's leafdata with
- * the operation, fetch's leafupdate replaced), then the
- * acknowledgements. */
+ * the operation, fetch's leafupdate replaced). */
 static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
                                   bool replace)
 {
@@ -305,26 +349,46 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
       ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->leaves, p->dev_leaves,
                     array, p->dev_in, NULL, replace);
   }
-  if (ret == DART_OK) ret = dev_sync(plan);
-  for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++)
-    if (plan->peers[k].leaves.nelem > 0) ret = recv_done(&plan->peers[k]);
-  return ret;
+  return ret == DART_OK ? dev_owe_acks(plan, false) : ret;
 }
 
-/* end_roots_in on the device: every unit's contribution by unit, and for
- * fetch each reader's old values back out of the slot it came in
- * (across nodes) or into its own (on the node). */
-static dart_ret_t dev_end_roots_in(dart__plan_t *plan)
+/* reduce: every unit's contribution to my roots, by unit. */
+static dart_ret_t dev_reduce_in(dart__plan_t *plan)
 {
   size_t es = plan->type->elem_size;
-  bool fetch = plan->active == DART__PLAN_FETCH;
-  dart__gpu_pattern_kind_t kind =
-      fetch ? DART__GPU_PATTERN_FETCH : DART__GPU_PATTERN_APPLY;
   dart_ret_t ret = DART_OK;
   for (size_t k = 0; k <= plan->npeers && ret == DART_OK; k++) {
     if (k == plan->self_pos)
-      ret = dev_run(plan, kind, &plan->self, plan->dev_self, plan->dst,
-                    (void *)plan->src, plan->update, false);
+      ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &plan->self,
+                    plan->dev_self, plan->dst, (void *)plan->src, NULL,
+                    false);
+    if (k == plan->npeers || ret != DART_OK) break;
+    dart__plan_peer_t *p = &plan->peers[k];
+    char *src;
+    if (p->roots.nelem == 0) continue;
+    ret = recv_wait(p, &src);
+    if (ret == DART_OK)
+      ret = dev_copy(plan, p->dev_in, src, p->roots.nelem * es);
+    if (ret == DART_OK)
+      ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->roots, p->dev_roots,
+                    plan->dst, p->dev_in, NULL, false);
+  }
+  return ret == DART_OK ? dev_owe_acks(plan, true) : ret;
+}
+
+/* fetch: every unit's operands applied to my roots by unit, and each
+ * reader's old values back out of the slot they came in (across nodes)
+ * or into its own (on the node); then each owner's old values into my
+ * leafupdate. Replies wait for the device, so all of it does. */
+static dart_ret_t dev_fetch_in(dart__plan_t *plan)
+{
+  size_t es = plan->type->elem_size;
+  dart_ret_t ret = DART_OK;
+  for (size_t k = 0; k <= plan->npeers && ret == DART_OK; k++) {
+    if (k == plan->self_pos)
+      ret = dev_run(plan, DART__GPU_PATTERN_FETCH, &plan->self,
+                    plan->dev_self, plan->dst, (void *)plan->src,
+                    plan->update, false);
     if (k == plan->npeers || ret != DART_OK) break;
     dart__plan_peer_t *p = &plan->peers[k];
     char *src, *reply;
@@ -333,21 +397,46 @@ static dart_ret_t dev_end_roots_in(dart__plan_t *plan)
     ret = recv_wait(p, &src);
     if (ret == DART_OK) ret = dev_copy(plan, p->dev_in, src, bytes);
     if (ret == DART_OK)
-      ret = dev_run(plan, kind, &p->roots, p->dev_roots, plan->dst,
-                    p->dev_in, p->dev_out, false);
-    if (ret == DART_OK && fetch) ret = send_slot(p, &reply);
-    if (ret == DART_OK && fetch)
+      ret = dev_run(plan, DART__GPU_PATTERN_FETCH, &p->roots, p->dev_roots,
+                    plan->dst, p->dev_in, p->dev_out, false);
+    if (ret == DART_OK) ret = send_slot(p, &reply);
+    if (ret == DART_OK)
       ret = dev_copy(plan, p->direct ? reply : src, p->dev_out, bytes);
   }
-  if (ret == DART_OK) ret = dev_sync(plan);
+  if (ret == DART_OK)
+    ret = dart__gpu.ops->stream_sync(plan->func, plan->stream);
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->roots.nelem == 0) continue;
-    if (fetch)
-      ret = send_post(p, p->direct ? out_slot(p) : in_slot(p),
-                      p->roots.nelem * es);
+    ret = send_post(p, p->direct ? out_slot(p) : in_slot(p),
+                    p->roots.nelem * es);
     if (ret == DART_OK) ret = recv_done(p);
   }
+  if (ret == DART_OK) ret = dev_recv_leaves(plan, plan->update, true);
+  return ret == DART_OK ? dart__plan__settle(plan->func, plan, true) : ret;
+}
+
+/* The device forms of begin and end; the plan's own stream is done with
+ * its messages on return. */
+static dart_ret_t dev_begin(dart__plan_t *plan)
+{
+  dart_ret_t ret = dev_send_all(plan, plan->active == DART__PLAN_BCAST,
+                                plan->src);
+  if (ret == DART_OK && !plan->streamed) ret = dev_post_all(plan);
+  return ret;
+}
+
+static dart_ret_t dev_end(dart__plan_t *plan)
+{
+  dart_ret_t ret = dev_post_all(plan);
+  if (ret != DART_OK) return ret;
+  switch (plan->active) {
+  case DART__PLAN_BCAST: ret = dev_recv_leaves(plan, plan->dst, false); break;
+  case DART__PLAN_REDUCE: ret = dev_reduce_in(plan); break;
+  default: return dev_fetch_in(plan);
+  }
+  if (ret == DART_OK && !plan->streamed)
+    ret = dart__plan__settle(plan->func, plan, true);
   return ret;
 }
 
@@ -392,10 +481,12 @@ static dart_ret_t buffers_kind(const char *func, dart__plan_kind_t kind,
 }
 
 /* Checks a begin's arguments (NULL arrays with elements, the operation,
- * the plan idle) and records them; *plan_out the plan. */
+ * the plan idle, a stream for the _stream forms) and records them; *plan_out
+ * the plan. */
 static dart_ret_t begin_checked(const char *func, dart_plan_t handle,
                                 dart__plan_kind_t kind, const void *src,
                                 void *dst, void *update, dart_operation_t op,
+                                bool streamed, void *stream,
                                 dart__plan_t **plan_out)
 {
   DART__CHECK_INIT_IN(func);
@@ -423,6 +514,15 @@ static dart_ret_t begin_checked(const char *func, dart_plan_t handle,
   bool on_device;
   dart_ret_t ret = buffers_kind(func, kind, src, dst, update, &on_device);
   if (ret != DART_OK) return ret;
+  if (streamed && !on_device && (src != NULL || dst != NULL)) {
+    DART_LOG_ERROR_IN(func, "the buffers are host memory: the _stream "
+                            "forms take device memory");
+    return DART_ERR_INVAL;
+  }
+  if (streamed && stream != NULL && dart__gpu.ops == &dart__gpu_emu) {
+    DART_LOG_ERROR_IN(func, "emulated devices have no streams: pass NULL");
+    return DART_ERR_INVAL;
+  }
   if (op == DART_OP_NO_OP && kind != DART__PLAN_FETCH) {
     DART_LOG_ERROR_IN(func, "DART_OP_NO_OP would move nothing");
     return DART_ERR_INVAL;
@@ -448,8 +548,12 @@ static dart_ret_t begin_checked(const char *func, dart_plan_t handle,
     }
     if ((ret = dart__plan__device_setup(func, plan)) != DART_OK) return ret;
   }
+  /* what the last operation on a stream left to acknowledge */
+  if ((ret = dart__plan__settle(func, plan, true)) != DART_OK) return ret;
   plan->active = kind;
   plan->on_device = on_device;
+  plan->streamed = streamed;
+  plan->stream = streamed ? stream : plan->dev_stream;
   plan->op = op;
   plan->local = local;
   plan->src = src;
@@ -464,12 +568,12 @@ static dart_ret_t begin_checked(const char *func, dart_plan_t handle,
 static dart_ret_t end_checked(const char *func, dart_plan_t handle,
                               dart__plan_kind_t kind, const void *src,
                               const void *dst, const void *update,
-                              dart_operation_t op, dart__plan_t **plan_out)
+                              dart_operation_t op, bool streamed,
+                              void *stream, dart__plan_t **plan_out)
 {
   DART__CHECK_INIT_IN(func);
   dart__plan_t *plan = dart__plan__get(func, handle);
   if (plan == NULL) return DART_ERR_INVAL;
-  plan->func = func;
   if (plan->active != kind) {
     DART_LOG_ERROR_IN(func, "plan %p has %s begun, not %s", (void *)handle,
                       kind_name(plan->active), kind_name(kind));
@@ -482,98 +586,142 @@ static dart_ret_t end_checked(const char *func, dart_plan_t handle,
                       (unsigned long)op);
     return DART_ERR_INVAL;
   }
+  if (streamed != plan->streamed ||
+      (streamed && stream != plan->stream)) {
+    DART_LOG_ERROR_IN(func, "plan %p was begun %s", (void *)handle,
+                      plan->streamed ? "on another stream"
+                                     : "without a stream");
+    return DART_ERR_INVAL;
+  }
+  plan->func = func;
   *plan_out = plan;
   return DART_OK;
 }
 
-/* A failed operation leaves the plan idle (the error is logged where it
- * was found). */
-static dart_ret_t finish(dart__plan_t *plan, dart_ret_t ret, bool ended)
+static dart_ret_t host_begin(dart__plan_t *plan)
 {
-  if (ret != DART_OK || ended) plan->active = DART__PLAN_IDLE;
+  return plan->active == DART__PLAN_BCAST ? begin_bcast(plan)
+                                          : begin_leaves_out(plan);
+}
+
+static dart_ret_t host_end(dart__plan_t *plan)
+{
+  switch (plan->active) {
+  case DART__PLAN_BCAST: return end_bcast(plan);
+  case DART__PLAN_REDUCE: return end_roots_in(plan);
+  default: {
+    dart_ret_t ret = end_roots_in(plan);
+    return ret == DART_OK ? end_fetch_replies(plan) : ret;
+  }
+  }
+}
+
+/* A begin: checked, then on the host or the device. */
+static dart_ret_t begin(const char *func, dart_plan_t handle,
+                        dart__plan_kind_t kind, const void *src, void *dst,
+                        void *update, dart_operation_t op, bool streamed,
+                        void *stream)
+{
+  dart__plan_t *plan;
+  dart_ret_t ret = begin_checked(func, handle, kind, src, dst, update, op,
+                                 streamed, stream, &plan);
+  if (ret != DART_OK) return ret;
+  ret = plan->on_device ? dev_begin(plan) : host_begin(plan);
+  /* a failed operation leaves the plan idle (the error is logged where it
+   * was found) */
+  if (ret != DART_OK) plan->active = DART__PLAN_IDLE;
   return ret;
 }
 
-dart_ret_t dart_plan_bcast_begin(dart_plan_t handle, const void *rootdata,
+static dart_ret_t end(const char *func, dart_plan_t handle,
+                      dart__plan_kind_t kind, const void *src,
+                      const void *dst, const void *update,
+                      dart_operation_t op, bool streamed, void *stream)
+{
+  dart__plan_t *plan;
+  dart_ret_t ret = end_checked(func, handle, kind, src, dst, update, op,
+                               streamed, stream, &plan);
+  if (ret != DART_OK) return ret;
+  ret = plan->on_device ? dev_end(plan) : host_end(plan);
+  plan->active = DART__PLAN_IDLE;
+  return ret;
+}
+
+dart_ret_t dart_plan_bcast_begin(dart_plan_t plan, const void *rootdata,
                                  void *leafdata, dart_operation_t op)
 {
-  dart__plan_t *plan;
-  dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_BCAST,
-                                 rootdata, leafdata, NULL, op, &plan);
-  if (ret != DART_OK) return ret;
-  return finish(plan,
-                plan->on_device ? dev_send_all(plan, true, rootdata)
-                                : begin_bcast(plan),
-                false);
+  return begin(__func__, plan, DART__PLAN_BCAST, rootdata, leafdata, NULL,
+               op, false, NULL);
 }
 
-dart_ret_t dart_plan_bcast_end(dart_plan_t handle, const void *rootdata,
+dart_ret_t dart_plan_bcast_end(dart_plan_t plan, const void *rootdata,
                                void *leafdata, dart_operation_t op)
 {
-  dart__plan_t *plan;
-  dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_BCAST, rootdata,
-                               leafdata, NULL, op, &plan);
-  if (ret != DART_OK) return ret;
-  return finish(plan,
-                plan->on_device ? dev_recv_leaves(plan, leafdata, false)
-                                : end_bcast(plan),
-                true);
+  return end(__func__, plan, DART__PLAN_BCAST, rootdata, leafdata, NULL, op,
+             false, NULL);
 }
 
-dart_ret_t dart_plan_reduce_begin(dart_plan_t handle, const void *leafdata,
+dart_ret_t dart_plan_reduce_begin(dart_plan_t plan, const void *leafdata,
                                   void *rootdata, dart_operation_t op)
 {
-  dart__plan_t *plan;
-  dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_REDUCE,
-                                 leafdata, rootdata, NULL, op, &plan);
-  if (ret != DART_OK) return ret;
-  return finish(plan,
-                plan->on_device ? dev_send_all(plan, false, leafdata)
-                                : begin_leaves_out(plan),
-                false);
+  return begin(__func__, plan, DART__PLAN_REDUCE, leafdata, rootdata, NULL,
+               op, false, NULL);
 }
 
-dart_ret_t dart_plan_reduce_end(dart_plan_t handle, const void *leafdata,
+dart_ret_t dart_plan_reduce_end(dart_plan_t plan, const void *leafdata,
                                 void *rootdata, dart_operation_t op)
 {
-  dart__plan_t *plan;
-  dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_REDUCE, leafdata,
-                               rootdata, NULL, op, &plan);
-  if (ret != DART_OK) return ret;
-  return finish(plan,
-                plan->on_device ? dev_end_roots_in(plan) : end_roots_in(plan),
-                true);
+  return end(__func__, plan, DART__PLAN_REDUCE, leafdata, rootdata, NULL, op,
+             false, NULL);
 }
 
-dart_ret_t dart_plan_fetch_and_op_begin(dart_plan_t handle, void *rootdata,
+dart_ret_t dart_plan_fetch_and_op_begin(dart_plan_t plan, void *rootdata,
                                         const void *leafdata,
                                         void *leafupdate,
                                         dart_operation_t op)
 {
-  dart__plan_t *plan;
-  dart_ret_t ret = begin_checked(__func__, handle, DART__PLAN_FETCH,
-                                 leafdata, rootdata, leafupdate, op, &plan);
-  if (ret != DART_OK) return ret;
-  return finish(plan,
-                plan->on_device ? dev_send_all(plan, false, leafdata)
-                                : begin_leaves_out(plan),
-                false);
+  return begin(__func__, plan, DART__PLAN_FETCH, leafdata, rootdata,
+               leafupdate, op, false, NULL);
 }
 
-dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t handle, void *rootdata,
+dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t plan, void *rootdata,
                                       const void *leafdata, void *leafupdate,
                                       dart_operation_t op)
 {
-  dart__plan_t *plan;
-  dart_ret_t ret = end_checked(__func__, handle, DART__PLAN_FETCH, leafdata,
-                               rootdata, leafupdate, op, &plan);
-  if (ret != DART_OK) return ret;
-  if (plan->on_device) {
-    ret = dev_end_roots_in(plan);
-    if (ret == DART_OK) ret = dev_recv_leaves(plan, leafupdate, true);
-  } else {
-    ret = end_roots_in(plan);
-    if (ret == DART_OK) ret = end_fetch_replies(plan);
-  }
-  return finish(plan, ret, true);
+  return end(__func__, plan, DART__PLAN_FETCH, leafdata, rootdata,
+             leafupdate, op, false, NULL);
+}
+
+dart_ret_t dart_plan_bcast_begin_stream(dart_plan_t plan,
+                                        const void *rootdata, void *leafdata,
+                                        dart_operation_t op,
+                                        dart_stream_t stream)
+{
+  return begin(__func__, plan, DART__PLAN_BCAST, rootdata, leafdata, NULL,
+               op, true, stream);
+}
+
+dart_ret_t dart_plan_bcast_end_stream(dart_plan_t plan, const void *rootdata,
+                                      void *leafdata, dart_operation_t op,
+                                      dart_stream_t stream)
+{
+  return end(__func__, plan, DART__PLAN_BCAST, rootdata, leafdata, NULL, op,
+             true, stream);
+}
+
+dart_ret_t dart_plan_reduce_begin_stream(dart_plan_t plan,
+                                         const void *leafdata,
+                                         void *rootdata, dart_operation_t op,
+                                         dart_stream_t stream)
+{
+  return begin(__func__, plan, DART__PLAN_REDUCE, leafdata, rootdata, NULL,
+               op, true, stream);
+}
+
+dart_ret_t dart_plan_reduce_end_stream(dart_plan_t plan, const void *leafdata,
+                                       void *rootdata, dart_operation_t op,
+                                       dart_stream_t stream)
+{
+  return end(__func__, plan, DART__PLAN_REDUCE, leafdata, rootdata, NULL, op,
+             true, stream);
 }

@@ -79,9 +79,18 @@ typedef struct dart__plan {
   void *dev_self;       /* self on the device */
   void *dev_stream;
   char *dev_scratch;
+  /* behind the packs of the messages begin queued, and behind the copies
+   * out of the slots end queued: the messages are posted, and the slots
+   * acknowledged, once the device has passed them */
+  void *dev_packed, *dev_unslotted;
+  bool posts_owed, acks_owed;
+  bool acks_roots;      /* the acks owed are for roots' messages (reduce),
+                           else for leaves' (bcast) */
   /* the operation begun */
   dart__plan_kind_t active;
   bool on_device;   /* its buffers are device memory */
+  bool streamed;    /* begun on the caller's stream (the _stream forms) */
+  void *stream;     /* that stream, or the plan's own */
   const char *func; /* the public function running, for log lines */
   dart_operation_t op;
   dart__op_local_t local;
@@ -96,6 +105,10 @@ dart__plan_t *dart__plan__get(const char *func, dart_plan_t handle);
 
 /* Sets up what operations on device buffers need (once per plan). */
 dart_ret_t dart__plan__device_setup(const char *func, dart__plan_t *plan);
+
+/* Waits for the device work an operation on the caller's stream left
+ * behind, and (ack) acknowledges the messages it read. */
+dart_ret_t dart__plan__settle(const char *func, dart__plan_t *plan, bool ack);
 
 /* The plan module at dart_init and dart_exit. */
 dart_ret_t dart__plan__init(void);

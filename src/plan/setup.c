@@ -69,8 +69,12 @@ static void device_release(dart__plan_t *plan)
     p->dev_roots = p->dev_leaves = NULL;
     p->dev_in = p->dev_out = NULL;
   }
+  if (plan->dev_packed) ops->event_destroy(plan->dev_packed);
+  if (plan->dev_unslotted) ops->event_destroy(plan->dev_unslotted);
   if (plan->dev_stream) ops->stream_destroy(plan->dev_stream);
   if (plan->dev_scratch) ops->free(plan->dev_scratch);
+  plan->dev_packed = plan->dev_unslotted = NULL;
+  plan->posts_owed = plan->acks_owed = false;
   plan->dev_stream = NULL;
   plan->dev_scratch = NULL;
   plan->dev_ready = false;
@@ -92,6 +96,10 @@ dart_ret_t dart__plan__device_setup(const char *func, dart__plan_t *plan)
       ret = ops->pattern_upload(func, &p->leaves, &p->dev_leaves);
   }
   if (ret == DART_OK) ret = ops->stream_create(func, &plan->dev_stream);
+  if (ret == DART_OK)
+    ret = ops->event_record(func, plan->dev_stream, &plan->dev_packed);
+  if (ret == DART_OK)
+    ret = ops->event_record(func, plan->dev_stream, &plan->dev_unslotted);
   if (ret == DART_OK && bytes > 0)
     ret = ops->alloc(func, bytes, (void **)&plan->dev_scratch);
   if (ret != DART_OK) goto fail;
@@ -604,6 +612,10 @@ dart_ret_t dart_plan_destroy(dart_plan_t *handle)
                    (void *)*handle);
     return DART_ERR_INVAL;
   }
+  /* the device must be done with the slots before they go (every unit
+   * frees its own, so no acknowledgement is owed any more) */
+  dart_ret_t ret = dart__plan__settle(__func__, plan, false);
+  if (ret != DART_OK) return ret;
   mtx_lock(&plans_lock);
   dart__base__slots_remove(&plans, plan->id);
   mtx_unlock(&plans_lock);

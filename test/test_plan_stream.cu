@@ -1,0 +1,99 @@
+/*
+ * Plans on a CUDA stream (dart_plan.h, the _stream forms): a kernel writes
+ * the roots, the bcast runs behind it on the same stream, a kernel checks
+ * the leaves behind the bcast's end, with no host synchronisation in
+ * between; then the same for reduce. Every leaf references the next
+ * unit's root of the same index; 4 Mi ints per unit, so that a pack that
+ * did not wait for the producer (or a checker that did not wait for the
+ * unpack) shows; several rounds, so that reused buffers are covered.
+ * Needs a CUDA device: skipped without one, and under emulation.
+ */
+#include "dart_test.h"
+
+#include <cuda_runtime.h>
+#include <dart/dart_memkind.h>
+#include <dart/dart_plan.h>
+
+#define N ((size_t)4 << 20)
+#define ROUNDS 4
+
+__global__ void produce(int *p, size_t n, int seed)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = seed * 1000003 + (int)i;
+}
+
+/* counts elements that are not base + produce(seed)'s */
+__global__ void check(const int *p, size_t n, int seed, int base,
+                      unsigned long long *bad)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    if (p[i] != base + seed * 1000003 + (int)i) atomicAdd(bad, 1ull);
+}
+
+#define CUDA_OK(call)                                                      \
+  do {                                                                     \
+    cudaError_t err_ = (call);                                             \
+    if (err_ != cudaSuccess)                                               \
+      FAILF("%s: %s", #call, cudaGetErrorString(err_));                    \
+  } while (0)
+
+int main(int argc, char **argv)
+{
+  dart_test_init(&argc, &argv);
+  int me = dart_test_unit, n = dart_test_units, device = -1;
+  CHECK_OK(dart_memkind_device(&device));
+  const char *emu = getenv("DART_GPU_EMULATE");
+  if (device < 0 || (emu && atoi(emu) > 0)) {
+    if (me == 0) printf("SKIPPED: no CUDA device\n");
+    dart_exit();
+    return DART_TEST_SKIP;
+  }
+  int next = (me + 1) % n, prev = (me + n - 1) % n;
+  dart_plan_root_t *iremote =
+      (dart_plan_root_t *)malloc(N * sizeof *iremote);
+  for (size_t i = 0; i < N; i++) {
+    iremote[i].unit.id = next;
+    iremote[i].index = i;
+  }
+  dart_plan_t plan;
+  CHECK_OK(dart_plan_create(DART_TEAM_ALL, N, N, NULL, iremote,
+                            DART_TYPE_INT, &plan));
+  free(iremote);
+  int *roots, *leaves;
+  unsigned long long *bad, bad_host = 0;
+  cudaStream_t s;
+  CUDA_OK(cudaMalloc((void **)&roots, N * sizeof(int)));
+  CUDA_OK(cudaMalloc((void **)&leaves, N * sizeof(int)));
+  CUDA_OK(cudaMalloc((void **)&bad, sizeof *bad));
+  CUDA_OK(cudaMemset(bad, 0, sizeof *bad));
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (int round = 0; round < ROUNDS; round++) {
+    /* bcast: my leaves get the next unit's roots */
+    produce<<<1024, 256, 0, s>>>(roots, N, 10 * round + me);
+    CHECK_OK(dart_plan_bcast_begin_stream(plan, roots, leaves,
+                                          DART_OP_REPLACE, s));
+    CHECK_OK(dart_plan_bcast_end_stream(plan, roots, leaves,
+                                        DART_OP_REPLACE, s));
+    check<<<1024, 256, 0, s>>>(leaves, N, 10 * round + next, 0, bad);
+    /* reduce: my roots get the previous unit's leaves added */
+    produce<<<1024, 256, 0, s>>>(leaves, N, 10 * round + me);
+    CUDA_OK(cudaMemsetAsync(roots, 0, N * sizeof(int), s));
+    CHECK_OK(dart_plan_reduce_begin_stream(plan, leaves, roots, DART_OP_SUM,
+                                           s));
+    CHECK_OK(dart_plan_reduce_end_stream(plan, leaves, roots, DART_OP_SUM,
+                                         s));
+    check<<<1024, 256, 0, s>>>(roots, N, 10 * round + prev, 0, bad);
+  }
+  CUDA_OK(cudaStreamSynchronize(s));
+  CUDA_OK(cudaMemcpy(&bad_host, bad, sizeof bad_host, cudaMemcpyDeviceToHost));
+  CHECK_EQ(bad_host, 0);
+  CHECK_OK(dart_plan_destroy(&plan));
+  CUDA_OK(cudaStreamDestroy(s));
+  CUDA_OK(cudaFree(roots));
+  CUDA_OK(cudaFree(leaves));
+  CUDA_OK(cudaFree(bad));
+  return dart_test_finish();
+}
