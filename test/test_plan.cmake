@@ -17,7 +17,7 @@ dart_add_test(plan_gpu_emu SOURCES test_plan.c UNITS 1 2 3 4
               ARGS --device)
 # The _stream forms between kernels on a stream (a CUDA device only).
 if(DART_HAVE_CUDA_KERNELS)
-  dart_add_test(plan_stream SOURCES test_plan_stream.cu UNITS 1 2 4
+  dart_add_test(plan_gpu_stream SOURCES test_plan_stream.cu UNITS 1 2 4
                 LAYOUTS node upn1 LABELS gpu)
-  target_link_libraries(test_plan_stream PRIVATE CUDA::cudart)
+  target_link_libraries(test_plan_gpu_stream PRIVATE CUDA::cudart)
 endif()
