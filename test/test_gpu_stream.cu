@@ -7,9 +7,8 @@
  * the producer (or a consumer that did not wait for the copy) shows.
  * Needs a CUDA device: skipped without one, and under emulation.
  */
-#include "dart_test.h"
+#include "dart_test_cuda.h"
 
-#include <cuda_runtime.h>
 #include <dart/dart_ext.h>
 #include <dart/dart_memkind.h>
 
@@ -30,24 +29,11 @@ __global__ void consume(const int *p, size_t n, int seed,
     if (p[i] != seed * 1000003 + (int)i) atomicAdd(bad, 1ull);
 }
 
-#define CUDA_OK(call)                                                      \
-  do {                                                                     \
-    cudaError_t err_ = (call);                                             \
-    if (err_ != cudaSuccess)                                               \
-      FAILF("%s: %s", #call, cudaGetErrorString(err_));                    \
-  } while (0)
-
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
-  int me = dart_test_unit, n = dart_test_units, device = -1;
-  CHECK_OK(dart_memkind_device(&device));
-  const char *emu = getenv("DART_GPU_EMULATE");
-  if (device < 0 || (emu && atoi(emu) > 0)) {
-    if (me == 0) printf("SKIPPED: no CUDA device\n");
-    dart_exit();
-    return DART_TEST_SKIP;
-  }
+  int me = dart_test_unit, n = dart_test_units;
+  dart_test_need_cuda();
   int next = (me + 1) % n, prev = (me + n - 1) % n;
   dart_gptr_t g;
   CHECK_OK(dart_team_memalloc_kind(DART_TEAM_ALL, N, DART_TYPE_INT,

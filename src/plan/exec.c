@@ -157,7 +157,7 @@ static dart_ret_t begin_bcast(dart__plan_t *plan)
     if (ret != DART_OK) return ret;
   }
   dart__types__pattern_apply_to_b(&plan->self, plan->src, plan->dst,
-                         plan->type->elem_size, &plan->local);
+                                  plan->type->elem_size, &plan->local);
   return DART_OK;
 }
 
@@ -191,10 +191,11 @@ static dart_ret_t end_roots_in(dart__plan_t *plan)
   size_t es = plan->type->elem_size;
   for (size_t k = 0; k <= plan->npeers; k++) {
     if (k == plan->self_pos && plan->active == DART__PLAN_FETCH)
-      dart__types__pattern_fetch(&plan->self, plan->dst, plan->src, plan->update, es,
-                        &plan->local);
+      dart__types__pattern_fetch(&plan->self, plan->dst, plan->src,
+                                 plan->update, es, &plan->local);
     else if (k == plan->self_pos)
-      dart__types__pattern_apply(&plan->self, plan->dst, plan->src, es, &plan->local);
+      dart__types__pattern_apply(&plan->self, plan->dst, plan->src, es,
+                                 &plan->local);
     if (k == plan->npeers) break;
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->roots.nelem == 0) continue;

@@ -25,7 +25,8 @@ static int extends_row(dart__pattern_block_t *blk, int64_t a, int64_t b,
 }
 
 /* Whether the one-row block next continues blk as its next row. */
-static int extends_box(dart__pattern_block_t *blk, const dart__pattern_block_t *next)
+static int extends_box(dart__pattern_block_t *blk,
+                       const dart__pattern_block_t *next)
 {
   if (blk->len != next->len || blk->n1 != next->n1 ||
       (next->n1 > 1 && (blk->a1 != next->a1 || blk->b1 != next->b1)))
@@ -69,7 +70,7 @@ static dart_ret_t index_form(const int64_t *a, const int64_t *b, size_t n,
 }
 
 dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
-                                     size_t n, dart__pattern_t *p)
+                                      size_t n, dart__pattern_t *p)
 {
   *p = (dart__pattern_t){.nelem = n};
   if (n == 0) return DART_OK;
@@ -229,8 +230,9 @@ void dart__types__pattern_pack(const dart__pattern_t *p, const char *a,
   gather(b, a, p->a_at, p->nelem, es);
 }
 
-void dart__types__pattern_apply(const dart__pattern_t *p, char *a, const char *b,
-                       size_t es, const dart__op_local_t *op)
+void dart__types__pattern_apply(const dart__pattern_t *p, char *a,
+                                const char *b, size_t es,
+                                const dart__op_local_t *op)
 {
   if (p->a_at == NULL) {
     run_ctx_t r = {.a = a, .b = (char *)b, .es = es, .op = op};
@@ -251,7 +253,8 @@ void dart__types__pattern_apply(const dart__pattern_t *p, char *a, const char *b
 }
 
 void dart__types__pattern_apply_to_b(const dart__pattern_t *p, const char *a,
-                            char *b, size_t es, const dart__op_local_t *op)
+                                     char *b, size_t es,
+                                     const dart__op_local_t *op)
 {
   if (p->a_at == NULL) {
     run_ctx_t r = {.a = (char *)a, .b = b, .es = es, .op = op};
@@ -281,8 +284,9 @@ static void fetch_one(char *a, const char *b, char *c, size_t es,
   memcpy(c, old, es);
 }
 
-void dart__types__pattern_fetch(const dart__pattern_t *p, char *a, const char *b,
-                       char *c, size_t es, const dart__op_local_t *op)
+void dart__types__pattern_fetch(const dart__pattern_t *p, char *a,
+                                const char *b, char *c, size_t es,
+                                const dart__op_local_t *op)
 {
   if (p->a_at != NULL) {
     for (size_t k = 0; k < p->nelem; k++) {

@@ -1,9 +1,9 @@
 /*
- * Access patterns (of communication plans, dart_plan.h): which elements of an array (a)
- * pair with which elements of another (b): a packed message, or a unit's
- * own leaves. Set-up merges the pairs into runs consecutive on both sides,
- * runs at constant strides into rows and rows at constant strides into
- * boxes (the faces of 2-D and 3-D blocks), so that the hot path walks a
+ * Access patterns (of communication plans, dart_plan.h): which elements
+ * of an array (a) pair with which elements of another (b): a packed
+ * message, or a unit's own leaves. Set-up merges the pairs into runs
+ * consecutive on both sides, runs at constant strides into rows and rows
+ * at constant strides into boxes (the faces of 2-D and 3-D blocks), so that the hot path walks a
  * few blocks instead of an index per element. Where the runs are short
  * (scattered elements, strided columns) the pattern keeps 32-bit index
  * lists instead, walked by typed loops in chunks.
@@ -38,7 +38,7 @@ typedef struct {
 /* The pattern of n element pairs (a[k], b[k]), in this order (b == NULL:
  * b[k] = k, a packed buffer). DART_ERR_NOMEM without memory. */
 dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
-                                     size_t n, dart__pattern_t *p);
+                                      size_t n, dart__pattern_t *p);
 void dart__types__pattern_free(dart__pattern_t *p);
 
 /* Whether side a (or b) of p lists an element twice; true where that
@@ -50,13 +50,16 @@ bool dart__types__pattern_has_dups(const dart__pattern_t *p, bool b_side);
  *   apply: a[i] = a[i] op b[j]
  *   apply_to_b: b[j] = b[j] op a[i]
  *   fetch: c[j] = a[i], then a[i] = a[i] op b[j] */
-void dart__types__pattern_pack(const dart__pattern_t *p, const char *a, char *b,
-                      size_t es);
-void dart__types__pattern_apply(const dart__pattern_t *p, char *a, const char *b,
-                       size_t es, const dart__op_local_t *op);
+void dart__types__pattern_pack(const dart__pattern_t *p, const char *a,
+                               char *b, size_t es);
+void dart__types__pattern_apply(const dart__pattern_t *p, char *a,
+                                const char *b, size_t es,
+                                const dart__op_local_t *op);
 void dart__types__pattern_apply_to_b(const dart__pattern_t *p, const char *a,
-                            char *b, size_t es, const dart__op_local_t *op);
-void dart__types__pattern_fetch(const dart__pattern_t *p, char *a, const char *b,
-                       char *c, size_t es, const dart__op_local_t *op);
+                                     char *b, size_t es,
+                                     const dart__op_local_t *op);
+void dart__types__pattern_fetch(const dart__pattern_t *p, char *a,
+                                const char *b, char *c, size_t es,
+                                const dart__op_local_t *op);
 
 #endif
