@@ -3,8 +3,8 @@
  * of an array (a) pair with which elements of another (b): a packed
  * message, or a unit's own leaves. Set-up merges the pairs into runs
  * consecutive on both sides, runs at constant strides into rows and rows
- * at constant strides into boxes (the faces of 2-D and 3-D blocks), so that the hot path walks a
- * few blocks instead of an index per element. Where the runs are short
+ * at constant strides into boxes (the faces of 2-D and 3-D blocks), so
+ * that the hot path walks a few blocks instead of an index per element. Where the runs are short
  * (scattered elements, strided columns) the pattern keeps 32-bit index
  * lists instead, walked by typed loops in chunks.
  */
