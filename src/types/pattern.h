@@ -4,9 +4,10 @@
  * message, or a unit's own leaves. Set-up merges the pairs into runs
  * consecutive on both sides, runs at constant strides into rows and rows
  * at constant strides into boxes (the faces of 2-D and 3-D blocks), so
- * that the hot path walks a few blocks instead of an index per element. Where the runs are short
- * (scattered elements, strided columns) the pattern keeps 32-bit index
- * lists instead, walked by typed loops in chunks.
+ * that the hot path walks a few blocks instead of an index per element.
+ * Where the runs are short (scattered elements, strided columns) the
+ * pattern keeps 32-bit index lists instead, walked by typed loops in
+ * chunks.
  */
 #ifndef DART__TYPES__PATTERN_H_
 #define DART__TYPES__PATTERN_H_
