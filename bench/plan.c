@@ -14,6 +14,10 @@
  *               random graph
  *   dart_graph  the halos as dart_plan_create of the explicit leaf lists
  *               the header describes (what the halo plan must match)
+ *   dart_global dart, with the root array (for the halos the one buffer)
+ *               in global memory (dart_team_memalloc_aligned, as DASH keeps
+ *               its arrays), where node peers read the roots of a bcast in
+ *               place
  *   petsc       PetscSFSetGraph of the same lists, the halos in place too
  *               (only where the bench was built with PETSc)
  * Rows: plan,GRAPH_OP,IMPL,layout,units,N, then the time per call in us
@@ -50,8 +54,9 @@
 #define WARMUP_CALLS 5
 #define MAX_REPS 64
 
-enum { DART, DART_GRAPH, PETSC, NIMPL };
-static const char *const impl_name[NIMPL] = {"dart", "dart_graph", "petsc"};
+enum { DART, DART_GRAPH, DART_GLOBAL, PETSC, NIMPL };
+static const char *const impl_name[NIMPL] = {"dart", "dart_graph",
+                                             "dart_global", "petsc"};
 enum { BCAST, REDUCE, NOPS };
 static const char *const op_name[NOPS] = {"bcast", "reduce"};
 
@@ -73,6 +78,7 @@ typedef struct {
   PetscSF sf;
 #endif
   double *root, *leaf; /* leaf == root for the halos */
+  dart_gptr_t root_g;  /* dart_global's root array */
 } impl_t;
 
 static int me, units;
@@ -216,10 +222,17 @@ static int impl_present(const graph_t *g, int kind)
 
 static void impl_open(impl_t *m, int kind, const graph_t *g)
 {
-  *m = (impl_t){.kind = kind};
-  m->root = alloc_or_die(g->nroots * sizeof(double));
+  *m = (impl_t){.kind = kind, .root_g = DART_GPTR_NULL};
+  if (kind == DART_GLOBAL) {
+    TRY(dart_team_memalloc_aligned(DART_TEAM_ALL, g->nroots, DART_TYPE_DOUBLE,
+                                   &m->root_g));
+    m->root_g.unitid = me;
+    TRY(dart_gptr_getaddr(m->root_g, (void **)&m->root));
+  } else {
+    m->root = alloc_or_die(g->nroots * sizeof(double));
+  }
   m->leaf = g->halo ? m->root : alloc_or_die(g->leaf_elems * sizeof(double));
-  if (kind == DART && g->halo) {
+  if ((kind == DART || kind == DART_GLOBAL) && g->halo) {
     int periodic = 1;
     TRY(dart_plan_create_halo(DART_TEAM_ALL, g->ndims, g->extent, g->dims,
                               HALO, periodic, DART_TYPE_DOUBLE, &m->plan));
@@ -258,7 +271,8 @@ static void impl_close(impl_t *m)
   else PetscCallAbort(PETSC_COMM_WORLD, PetscSFDestroy(&m->sf));
 #endif
   if (m->leaf != m->root) free(m->leaf);
-  free(m->root);
+  if (m->kind == DART_GLOBAL) TRY(dart_team_memfree(m->root_g));
+  else free(m->root);
 }
 
 /* One whole operation: begin, then end. */

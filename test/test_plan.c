@@ -8,6 +8,8 @@
  *   documented order of a root's contributions), leaves listed twice;
  * - halos in 1, 2 and 3 dimensions, periodic or not, halo widths 1 and 2
  *   (wider than some blocks): bcast in place and reduce;
+ * - roots in global memory (every fourth round, and the halos' second
+ *   bcast), which node peers read in place;
  * - one plan reused DART_TEST_ITERS (default 1000) times with new data
  *   (a smaller DART_TEST_ITERS also leaves out the second random graph);
  * - bad input: an error, one log line naming the function, nothing
@@ -49,6 +51,26 @@ static void buf_out(void *host, void *buf, size_t bytes)
   if (buf == host) return;
   CHECK_OK(dart_memkind_copy(host, buf, bytes));
   CHECK_OK(dart_memkind_free(buf, DART_MEMKIND_CUDA));
+}
+
+/* A copy of bytes at host in this unit's part of global memory of the
+ * team (collective), whose node peers read plans' roots in place. */
+static void *shared_in(void *host, size_t bytes, dart_gptr_t *g)
+{
+  void *at = NULL;
+  CHECK_OK(dart_team_memalloc_aligned(DART_TEAM_ALL, bytes, DART_TYPE_BYTE,
+                                      g));
+  g->unitid = me;
+  CHECK_OK(dart_gptr_getaddr(*g, &at));
+  memcpy(at, host, bytes);
+  return at;
+}
+
+/* The copy back into host (unless NULL), and freed (collective). */
+static void shared_out(void *host, void *at, size_t bytes, dart_gptr_t g)
+{
+  if (host) memcpy(host, at, bytes);
+  CHECK_OK(dart_team_memfree(g));
 }
 
 /* Whether the device applies op to elements of t (else the plan refuses
@@ -297,8 +319,15 @@ static void run_op(const graph_t *g, dart_plan_t plan, dart_datatype_t t,
     buf_out(leaves, dl, ext * es);
     on_device = 0;
   }
-  void *r = buf_in(roots, (nr + 1) * es), *l = buf_in(leaves, ext * es),
-       *u = buf_in(update, ext * es);
+  /* every fourth round the roots lie in global memory, on the host (so
+   * units that take device memory read them from there) */
+  int in_global = round % 4 == 0; /* collective */
+  dart_gptr_t rg;
+  void *gr = in_global ? shared_in(roots, (nr + 1) * es, &rg) : NULL;
+  int use_global = in_global && !(on_device && me % 2 == 0);
+  on_device = on_device && !use_global;
+  void *r = use_global ? gr : buf_in(roots, (nr + 1) * es);
+  void *l = buf_in(leaves, ext * es), *u = buf_in(update, ext * es);
   /* on the device, every other bcast and reduce on the (default) stream */
   int streamed = on_device && round % 2;
   if (kind == BCAST && streamed) {
@@ -317,7 +346,8 @@ static void run_op(const graph_t *g, dart_plan_t plan, dart_datatype_t t,
     CHECK_OK(dart_plan_fetch_and_op_begin(plan, r, l, u, op));
     CHECK_OK(dart_plan_fetch_and_op_end(plan, r, l, u, op));
   }
-  buf_out(roots, r, (nr + 1) * es);
+  if (!use_global) buf_out(roots, r, (nr + 1) * es);
+  if (in_global) shared_out(use_global ? roots : NULL, gr, (nr + 1) * es, rg);
   buf_out(leaves, l, ext * es);
   buf_out(update, u, ext * es);
   on_device = saved;
@@ -492,20 +522,33 @@ static void test_halo(int ndims, const int *grid, const size_t *extent,
   dart_plan_t plan;
   CHECK_OK(dart_plan_create_halo(DART_TEAM_ALL, ndims, extent, grid, halo,
                                  periodic, DART_TYPE_DOUBLE, &plan));
-  double *buf = buf_in(a, total * sizeof *a);
-  for (int rep = 0; rep < 3; rep++) { /* in place, reused */
-    CHECK_OK(dart_plan_bcast_begin(plan, buf, buf, DART_OP_REPLACE));
-    CHECK_OK(dart_plan_bcast_end(plan, buf, buf, DART_OP_REPLACE));
-  }
-  buf_out(a, buf, total * sizeof *a);
   int wrong = 0;
-  for (size_t at = 0; at < total; at++) {
-    double want = src[at] >= 0 ? (double)src[at] : -1.0;
-    if (a[at] != want && wrong++ < 3)
-      FAILF("halo %dd grid %dx%dx%d halo %zu periodic %d: place %zu is %g, "
-            "not %g", ndims, g.units[0], g.units[1], g.units[2], halo,
-            periodic, at, a[at], want);
+  /* the array in private memory (or the device's), then in global memory,
+   * where node peers read the roots in place */
+  double *start = malloc(total * sizeof *start);
+  memcpy(start, a, total * sizeof *a);
+  for (int global = 0; global < 2; global++) {
+    dart_gptr_t ag;
+    memcpy(a, start, total * sizeof *a);
+    double *buf = global ? shared_in(a, total * sizeof *a, &ag)
+                         : buf_in(a, total * sizeof *a);
+    for (int rep = 0; rep < 3; rep++) { /* in place, reused */
+      CHECK_OK(dart_plan_bcast_begin(plan, buf, buf, DART_OP_REPLACE));
+      CHECK_OK(dart_plan_bcast_end(plan, buf, buf, DART_OP_REPLACE));
+    }
+    if (global)
+      shared_out(a, buf, total * sizeof *a, ag);
+    else
+      buf_out(a, buf, total * sizeof *a);
+    for (size_t at = 0; at < total; at++) {
+      double want = src[at] >= 0 ? (double)src[at] : -1.0;
+      if (a[at] != want && wrong++ < 3)
+        FAILF("halo %dd grid %dx%dx%d halo %zu periodic %d global %d: place "
+              "%zu is %g, not %g", ndims, g.units[0], g.units[1], g.units[2],
+              halo, periodic, global, at, a[at], want);
+    }
   }
+  free(start);
   /* reduce: every root counts the faces that show it, over all units */
   long long *count = calloc(total, sizeof *count);
   for (int u = 0; u < units; u++) {
@@ -533,7 +576,7 @@ static void test_halo(int ndims, const int *grid, const size_t *extent,
     }
   }
   for (size_t at = 0; at < total; at++) a[at] = root[at] ? 0.0 : 1.0;
-  buf = buf_in(a, total * sizeof *a);
+  double *buf = buf_in(a, total * sizeof *a);
   CHECK_OK(dart_plan_reduce_begin(plan, buf, buf, DART_OP_SUM));
   CHECK_OK(dart_plan_reduce_end(plan, buf, buf, DART_OP_SUM));
   buf_out(a, buf, total * sizeof *a);

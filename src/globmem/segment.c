@@ -33,8 +33,33 @@ void dart__globmem__segtab_fini(dart__team_t *team)
   if (team->segs.pool) dart__globmem__pool_fini();
 }
 
+_Atomic uint64_t dart__globmem__seg_gone;
+
+bool dart__globmem__shared_part(dart__team_t *team, const void *ptr,
+                                size_t bytes, dart_gptr_t *g)
+{
+  const dart__slots_t *alloc = &team->segs.alloc;
+  const char *p = ptr;
+  for (uint32_t slot = 0; slot < alloc->next_fresh; slot++) {
+    const dart__segment_t *seg = dart__base__slots_get(alloc, slot);
+    if (seg == NULL || seg->shm_win == MPI_WIN_NULL ||
+        seg->memkind != DART_MEMKIND_HOST || p < seg->mybase ||
+        bytes > seg->mysize || p - seg->mybase > (ptrdiff_t)(seg->mysize -
+                                                              bytes))
+      continue;
+    *g = (dart_gptr_t){.unitid = team->myid,
+                       .segid = seg->id,
+                       .teamid = team->id,
+                       .addr_or_offs.offset = (uint64_t)(p - seg->mybase)};
+    return true;
+  }
+  return false;
+}
+
 static void seg_release(dart__segment_t *seg)
 {
+  atomic_fetch_add_explicit(&dart__globmem__seg_gone, 1,
+                            memory_order_relaxed);
   /* detached before UCX frees a part it allocated */
   if (seg->attached)
     dart__transport__paths[DART__PATH_MPI]->detach(seg->team, seg->mybase);

@@ -59,6 +59,16 @@ static inline char *dart__globmem__window_part(char *base)
                   ~(uintptr_t)(DART__SEG_ALIGN - 1));
 }
 
+/* Counts the segments that went, so that dart__globmem__shared_part's
+ * answers can be cached until it changes. */
+extern _Atomic uint64_t dart__globmem__seg_gone;
+
+/* Whether [ptr, ptr + bytes) lies in this unit's part of a collective
+ * allocation of team that its node peers map (a shared window); then *g
+ * points to ptr. */
+bool dart__globmem__shared_part(struct dart__team *team, const void *ptr,
+                                size_t bytes, dart_gptr_t *g);
+
 /* Frees every segment still in team's table (collective over the team):
  * its release (dart__team__on_release). */
 void dart__globmem__segtab_fini(struct dart__team *team);

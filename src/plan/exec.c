@@ -24,6 +24,7 @@
 
 #include "base/log.h"
 #include "base/runtime.h"
+#include "globmem/segment.h"
 #include "gpu/gpu.h"
 #include "plan/plan.h"
 
@@ -148,12 +149,72 @@ static dart_ret_t serve_fetch(const dart__plan_t *plan, dart__plan_peer_t *p,
 
 /* ---- the operations ---- */
 
+/* Node peers read messages at least this large in place, where they
+ * can: then the owner's end waits for them, which costs more than packing
+ * a small message. */
+#define LEND_MIN_BYTES 4096
+
+/* Whether node peers can read rootdata in place: it lies in my part of
+ * shared global memory of the plan's team (*g points to it). */
+static bool roots_shared(dart__plan_t *plan, const void *rootdata,
+                         dart_gptr_t *g)
+{
+  uint64_t gone = atomic_load_explicit(&dart__globmem__seg_gone,
+                                       memory_order_relaxed);
+  if (rootdata != plan->lent.ptr || gone != plan->lent.gone) {
+    plan->lent.ptr = rootdata;
+    plan->lent.gone = gone;
+    plan->lent.shared = dart__globmem__shared_part(
+        plan->team, rootdata, plan->nroots * plan->type->elem_size,
+        &plan->lent.g);
+  }
+  *g = plan->lent.g;
+  return plan->lent.shared;
+}
+
+/* Tells node peer p where my roots are instead of packing them. */
+static dart_ret_t send_lent(dart__plan_peer_t *p, dart_gptr_t roots)
+{
+  char *unused;
+  dart_ret_t ret = send_slot(p, &unused);
+  if (ret != DART_OK) return ret;
+  dart__plan_desc_t *d = &p->out_desc[p->sent & 1];
+  d->roots = roots;
+  d->seq = p->sent + 1;
+  return send_post(p, NULL, 0);
+}
+
+/* *roots: where p's roots of its next message lie in place, or NULL
+ * where the message is packed. */
+static dart_ret_t lent_roots(const dart__plan_peer_t *p, const char **roots)
+{
+  const dart__plan_desc_t *d = &p->in_desc[p->received & 1];
+  void *at = NULL;
+  *roots = NULL;
+  if (!p->direct || d->seq != p->received + 1) return DART_OK;
+  /* the owner found it in its part of a live allocation, which the caller
+   * must not free during the bcast */
+  dart_ret_t ret = dart_gptr_getaddr_shared(d->roots, &at);
+  *roots = at;
+  return ret;
+}
+
 static dart_ret_t begin_bcast(dart__plan_t *plan)
 {
+  dart_gptr_t lent;
+  bool shared = plan->nroots > 0 && roots_shared(plan, plan->src, &lent);
+  plan->lending = false;
   for (size_t k = 0; k < plan->npeers; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->roots.nelem == 0) continue;
-    dart_ret_t ret = send_pattern(plan, p, &p->roots, plan->src);
+    dart_ret_t ret;
+    if (p->direct && shared &&
+        p->roots.nelem * plan->type->elem_size >= LEND_MIN_BYTES) {
+      ret = send_lent(p, lent);
+      plan->lending = true;
+    } else {
+      ret = send_pattern(plan, p, &p->roots, plan->src);
+    }
     if (ret != DART_OK) return ret;
   }
   dart__types__pattern_apply_to_b(&plan->self, plan->src, plan->dst,
@@ -165,9 +226,25 @@ static dart_ret_t end_bcast(dart__plan_t *plan)
 {
   for (size_t k = 0; k < plan->npeers; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
+    char *src;
     if (p->leaves.nelem == 0) continue;
-    dart_ret_t ret = recv_pattern(plan, p, &p->leaves, plan->dst,
-                                  &plan->local);
+    const char *roots;
+    dart_ret_t ret = recv_wait(p, &src);
+    if (ret == DART_OK) ret = lent_roots(p, &roots);
+    if (ret != DART_OK) return ret;
+    if (roots)
+      dart__types__pattern_apply(&p->from_roots, plan->dst, roots,
+                                 plan->type->elem_size, &plan->local);
+    else
+      dart__types__pattern_apply(&p->leaves, plan->dst, src,
+                                 plan->type->elem_size, &plan->local);
+    if ((ret = recv_done(p)) != DART_OK) return ret;
+  }
+  /* my roots are mine again once every peer that reads them has */
+  for (size_t k = 0; k < plan->npeers && plan->lending; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    if (!p->direct || p->roots.nelem == 0) continue;
+    dart_ret_t ret = wait_word(p->ack_word, p->ack_word_g, p->sent);
     if (ret != DART_OK) return ret;
   }
   return DART_OK;
@@ -343,7 +420,11 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
     dart__plan_peer_t *p = &plan->peers[k];
     char *src;
     if (p->leaves.nelem == 0) continue;
+    const char *roots = NULL;
     ret = recv_wait(p, &src);
+    if (ret == DART_OK) ret = lent_roots(p, &roots);
+    /* roots lent in place: packed into my slot here, for the device */
+    if (roots) dart__types__pattern_pack(&p->pack_roots, roots, src, es);
     if (ret == DART_OK)
       ret = dev_copy(plan, p->dev_in, src, p->leaves.nelem * es);
     if (ret == DART_OK)

@@ -27,6 +27,14 @@
 #include "types/datatype.h"
 #include "types/op.h"
 
+/* Where a node peer finds the roots of a bcast message that it reads in
+ * place (seq: the message's number + 1), before each peer's slots. */
+typedef struct {
+  uint64_t seq;
+  dart_gptr_t roots;
+  char pad[64 - sizeof(uint64_t) - sizeof(dart_gptr_t)];
+} dart__plan_desc_t;
+
 typedef struct {
   int unit;                     /* team unit */
   bool direct;                  /* a node peer: its slots are loaded and
@@ -34,6 +42,10 @@ typedef struct {
   dart__pattern_t roots;   /* the peer's leaves on my roots: a = my
                                    root, b = place in the message */
   dart__pattern_t leaves;  /* my leaves on its roots: a = my leaf */
+  dart__pattern_t from_roots; /* direct: the same, b = its root */
+  dart__pattern_t pack_roots; /* direct: its roots, packed (a device
+                                 reading them in place) */
+  dart__plan_desc_t *in_desc, *out_desc; /* mine, its (direct) */
   size_t slot_bytes;            /* of each slot, mine and the peer's */
   uint64_t sent, received;      /* messages so far, to and from it */
   char *in[2];                  /* my inbound slots for it */
@@ -86,6 +98,15 @@ typedef struct dart__plan {
   bool posts_owed, acks_owed;
   bool acks_roots;      /* the acks owed are for roots' messages (reduce),
                            else for leaves' (bcast) */
+  /* rootdata in my part of shared global memory of the team (node peers
+   * read it in place): the last answer, valid while no segment went */
+  struct {
+    const void *ptr;
+    uint64_t gone;
+    bool shared;
+    dart_gptr_t g;
+  } lent;
+  bool lending;     /* this bcast lends its rootdata to node peers */
   /* the operation begun */
   dart__plan_kind_t active;
   bool on_device;   /* its buffers are device memory */

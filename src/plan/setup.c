@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "base/slots.h"
+#include "globmem/segment.h"
 #include "gpu/gpu.h"
 #include "plan/plan.h"
 
@@ -125,6 +126,8 @@ static void plan_free(dart__plan_t *plan)
   for (size_t k = 0; k < plan->npeers; k++) {
     dart__types__pattern_free(&plan->peers[k].roots);
     dart__types__pattern_free(&plan->peers[k].leaves);
+    dart__types__pattern_free(&plan->peers[k].from_roots);
+    dart__types__pattern_free(&plan->peers[k].pack_roots);
   }
   free(plan->peers);
   free(plan);
@@ -340,18 +343,27 @@ out:
   return ret;
 }
 
-/* Patterns of my edges to owner u (a: my leaves) or, for u == me, of my
- * own roots to my own leaves. */
-static dart_ret_t leaf_pattern(const edge_t *edges, size_t count, bool self,
-                               dart__pattern_t *pat)
+/* The patterns of my edges to one owner, in message order. */
+typedef enum {
+  LEAF_PACKED, /* a: my leaf, b: the message */
+  LEAF_SELF,   /* my own edges: a: my root, b: my leaf */
+  LEAF_DIRECT, /* a node peer's: a: my leaf, b: its root */
+  ROOT_PACKED  /* a: its root, b: the message */
+} leaf_form_t;
+
+static dart_ret_t leaf_pattern(const edge_t *edges, size_t count,
+                               leaf_form_t form, dart__pattern_t *pat)
 {
+  bool packed = form == LEAF_PACKED || form == ROOT_PACKED;
   int64_t *a = malloc((count ? count : 1) * sizeof *a);
-  int64_t *b = self ? malloc((count ? count : 1) * sizeof *b) : NULL;
+  int64_t *b = packed ? NULL : malloc((count ? count : 1) * sizeof *b);
   dart_ret_t ret = DART_ERR_NOMEM;
-  if (a != NULL && (!self || b != NULL)) {
+  if (a != NULL && (packed || b != NULL)) {
     for (size_t i = 0; i < count; i++) {
-      a[i] = self ? (int64_t)edges[i].root : edges[i].leaf_at;
-      if (self) b[i] = edges[i].leaf_at;
+      bool root_a = form == LEAF_SELF || form == ROOT_PACKED;
+      a[i] = root_a ? (int64_t)edges[i].root : edges[i].leaf_at;
+      if (!packed)
+        b[i] = root_a ? edges[i].leaf_at : (int64_t)edges[i].root;
     }
     ret = dart__types__pattern_build(a, b, count, pat);
   }
@@ -384,15 +396,23 @@ static dart_ret_t patterns_build(const char *func, dart__plan_t *plan,
     if (u == plan->me) {
       plan->self_pos = plan->npeers;
       dart_ret_t ret =
-          leaf_pattern(mine, (size_t)x->scount[u], true, &plan->self);
+          leaf_pattern(mine, (size_t)x->scount[u], LEAF_SELF, &plan->self);
       if (ret != DART_OK) return ret;
       continue;
     }
     if (x->scount[u] == 0 && x->rcount[u] == 0) continue;
     dart__plan_peer_t *p = &plan->peers[plan->npeers++];
     p->unit = u;
-    dart_ret_t ret = leaf_pattern(mine, (size_t)x->scount[u], false,
+    p->direct = dart__team__shm_peer(team, u);
+    dart_ret_t ret = leaf_pattern(mine, (size_t)x->scount[u], LEAF_PACKED,
                                   &p->leaves);
+    /* a node peer's roots may be read where they are */
+    if (ret == DART_OK && p->direct)
+      ret = leaf_pattern(mine, (size_t)x->scount[u], LEAF_DIRECT,
+                         &p->from_roots);
+    if (ret == DART_OK && p->direct)
+      ret = leaf_pattern(mine, (size_t)x->scount[u], ROOT_PACKED,
+                         &p->pack_roots);
     if (ret != DART_OK) return ret;
     int64_t *a = malloc((x->rcount[u] ? (size_t)x->rcount[u] : 1) *
                         sizeof *a);
@@ -435,9 +455,8 @@ static dart_ret_t memory_build(const char *func, dart__plan_t *plan)
     size_t most = p->roots.nelem > p->leaves.nelem ? p->roots.nelem
                                                    : p->leaves.nelem;
     p->slot_bytes = round_up(most * elem, 64);
-    p->direct = dart__team__shm_peer(team, p->unit);
     offset[p->unit] = mine;
-    mine += 2 * p->slot_bytes;
+    mine += 2 * sizeof(dart__plan_desc_t) + 2 * p->slot_bytes;
   }
   size_t staging = mine;
   for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++)
@@ -467,10 +486,14 @@ static dart_ret_t memory_build(const char *func, dart__plan_t *plan)
   for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     int u = p->unit;
+    size_t descs = 2 * sizeof(dart__plan_desc_t);
+    p->in_desc = (dart__plan_desc_t *)(void *)(base + offset[u]);
+    memset(p->in_desc, 0, descs); /* no message read in place yet */
     for (int i = 0; i < 2; i++) {
-      p->in[i] = base + offset[u] + (size_t)i * p->slot_bytes;
+      p->in[i] = base + offset[u] + descs + (size_t)i * p->slot_bytes;
       p->out_g[i] = at_unit(plan->buf_g, u,
-                            peer_offset[u] + (size_t)i * p->slot_bytes);
+                            peer_offset[u] + descs +
+                                (size_t)i * p->slot_bytes);
     }
     p->in_word = &words[u];
     p->ack_word = &words[n + u];
@@ -487,12 +510,14 @@ static dart_ret_t memory_build(const char *func, dart__plan_t *plan)
       staging += p->slot_bytes;
       continue;
     }
-    void *addr[4] = {NULL, NULL, NULL, NULL};
-    dart_gptr_t g[4] = {p->out_g[0], p->out_g[1], p->peer_in_word_g,
-                        p->peer_ack_word_g};
-    for (int i = 0; i < 4 && ret == DART_OK; i++)
+    void *addr[5] = {NULL, NULL, NULL, NULL, NULL};
+    dart_gptr_t g[5] = {p->out_g[0], p->out_g[1], p->peer_in_word_g,
+                        p->peer_ack_word_g,
+                        at_unit(plan->buf_g, u, peer_offset[u])};
+    for (int i = 0; i < 5 && ret == DART_OK; i++)
       ret = dart_gptr_getaddr_shared(g[i], &addr[i]);
-    if (ret == DART_OK && (!addr[0] || !addr[1] || !addr[2] || !addr[3])) {
+    if (ret == DART_OK &&
+        (!addr[0] || !addr[1] || !addr[2] || !addr[3] || !addr[4])) {
       DART_LOG_ERROR_IN(func, "node peer %d's plan memory is not shared", u);
       ret = DART_ERR_OTHER;
     }
@@ -501,6 +526,7 @@ static dart_ret_t memory_build(const char *func, dart__plan_t *plan)
     p->out[1] = addr[1];
     p->peer_in_word = addr[2];
     p->peer_ack_word = addr[3];
+    p->out_desc = addr[4];
   }
   /* no unit's first message may land before the zeroing above */
   ret = agree(func, team, ret);
