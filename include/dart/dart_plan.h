@@ -48,7 +48,11 @@
  * allocate nothing. Per peer the data goes the cheapest way: packed
  * straight into a node peer's shared memory, or packed into registered
  * global memory and pushed with put-with-signal (dart_signal.h) across
- * nodes; the unit's own leaves are copied directly.
+ * nodes; the unit's own leaves are copied directly. Where a bcast's
+ * rootdata lies in the caller's part of global memory of the plan's team
+ * (dart_team_memalloc_aligned), node peers read their roots straight from
+ * it, without packing (for messages of 4 KiB or more); the end of such a
+ * bcast also waits until those peers have read them.
  *
  * Element types: the basic types (DART_TYPE_BYTE .. DART_TYPE_LONG_DOUBLE).
  * Operations: DART_OP_REPLACE and every predefined reduction that applies
