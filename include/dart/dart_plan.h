@@ -28,8 +28,10 @@
  * with DART_MEMKIND_CUDA): all buffers of one call are device memory, or
  * all host memory. On device buffers the device packs and applies the
  * messages (a kernel per pattern, on the plan's own stream, or on the
- * caller's for the _stream forms), and they cross between units through
- * host memory as host buffers' messages do, on every path. The device
+ * caller's for the _stream forms). Between node peers the device packs
+ * straight into the peer's device memory (CUDA IPC, where every unit has
+ * a device); elsewhere messages cross through host memory as host
+ * buffers' do, on every path. The device
  * applies DART_OP_REPLACE on every type and the predefined reductions on
  * the basic types but long double; user operations take host buffers.
  * The first call on device buffers sets up the device's part of the plan

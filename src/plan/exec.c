@@ -93,6 +93,28 @@ static dart_ret_t recv_wait(dart__plan_peer_t *p, char **src)
   return DART_OK;
 }
 
+/* The device slot holding p's next message, or NULL: the host slot. */
+static char *in_device_slot(const dart__plan_peer_t *p)
+{
+  const dart__plan_desc_t *d = &p->in_desc[p->received & 1];
+  if (!p->direct || d->seq != p->received + 1 ||
+      d->kind != DART__PLAN_DEVICE_SLOT)
+    return NULL;
+  return p->dev_slot_in[p->received & 1];
+}
+
+/* recv_wait for the host: a message a device put into my device slot is
+ * copied into the host slot first. */
+static dart_ret_t recv_host(const dart__plan_t *plan, dart__plan_peer_t *p,
+                            char **src)
+{
+  dart_ret_t ret = recv_wait(p, src);
+  char *dev = ret == DART_OK ? in_device_slot(p) : NULL;
+  if (dev == NULL) return ret;
+  ret = dart__gpu.ops->copy(plan->func, *src, dev, p->slot_bytes, NULL);
+  return ret == DART_OK ? dart__gpu.ops->stream_sync(plan->func, NULL) : ret;
+}
+
 /* Tells p that its message's slot is free again. */
 static dart_ret_t recv_done(dart__plan_peer_t *p)
 {
@@ -123,7 +145,7 @@ static dart_ret_t recv_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
                                const dart__op_local_t *op)
 {
   char *src;
-  dart_ret_t ret = recv_wait(p, &src);
+  dart_ret_t ret = recv_host(plan, p, &src);
   if (ret != DART_OK) return ret;
   dart__types__pattern_apply(pat, array, src, plan->type->elem_size, op);
   return recv_done(p);
@@ -134,7 +156,7 @@ static dart_ret_t serve_fetch(const dart__plan_t *plan, dart__plan_peer_t *p,
                               void *rootdata)
 {
   char *src, *dst;
-  dart_ret_t ret = recv_wait(p, &src);
+  dart_ret_t ret = recv_host(plan, p, &src);
   if (ret == DART_OK) ret = send_slot(p, &dst);
   if (ret != DART_OK) return ret;
   /* across nodes the reply goes out of the inbound slot itself, which is
@@ -180,6 +202,7 @@ static dart_ret_t send_lent(dart__plan_peer_t *p, dart_gptr_t roots)
   if (ret != DART_OK) return ret;
   dart__plan_desc_t *d = &p->out_desc[p->sent & 1];
   d->roots = roots;
+  d->kind = DART__PLAN_LENT_ROOTS;
   d->seq = p->sent + 1;
   return send_post(p, NULL, 0);
 }
@@ -191,7 +214,9 @@ static dart_ret_t lent_roots(const dart__plan_peer_t *p, const char **roots)
   const dart__plan_desc_t *d = &p->in_desc[p->received & 1];
   void *at = NULL;
   *roots = NULL;
-  if (!p->direct || d->seq != p->received + 1) return DART_OK;
+  if (!p->direct || d->seq != p->received + 1 ||
+      d->kind != DART__PLAN_LENT_ROOTS)
+    return DART_OK;
   /* the owner found it in its part of a live allocation, which the caller
    * must not free during the bcast */
   dart_ret_t ret = dart_gptr_getaddr_shared(d->roots, &at);
@@ -229,7 +254,7 @@ static dart_ret_t end_bcast(dart__plan_t *plan)
     char *src;
     if (p->leaves.nelem == 0) continue;
     const char *roots;
-    dart_ret_t ret = recv_wait(p, &src);
+    dart_ret_t ret = recv_host(plan, p, &src);
     if (ret == DART_OK) ret = lent_roots(p, &roots);
     if (ret != DART_OK) return ret;
     if (roots)
@@ -338,9 +363,31 @@ static dart_ret_t dev_copy(const dart__plan_t *plan, void *dst,
   return dart__gpu.ops->copy(plan->func, dst, src, bytes, plan->stream);
 }
 
+/* Where the device packs p's next message: p's device slot for me where
+ * it has one (marked so), else device memory to copy into dst. */
+static char *dev_out_for(dart__plan_peer_t *p)
+{
+  if (p->dev_slot_out[0] == NULL) return p->dev_out;
+  dart__plan_desc_t *d = &p->out_desc[p->sent & 1];
+  d->kind = DART__PLAN_DEVICE_SLOT;
+  d->seq = p->sent + 1;
+  return p->dev_slot_out[p->sent & 1];
+}
+
+/* Where the device reads p's next message of bytes at src: my device slot
+ * where it came there, else p->dev_in after a copy. */
+static dart_ret_t dev_in_for(const dart__plan_t *plan, dart__plan_peer_t *p,
+                             const char *src, size_t bytes, char **in)
+{
+  *in = in_device_slot(p);
+  if (*in != NULL) return DART_OK;
+  *in = p->dev_in;
+  return dev_copy(plan, p->dev_in, src, bytes);
+}
+
 /* My roots (bcast) or leaves (reduce, fetch) of array for each peer that
- * reads or owns them, packed on the device into its slot; posting them is
- * owed. */
+ * reads or owns them, packed on the device into its device slot or, for
+ * a copy, into device memory; posting them is owed. */
 static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
                                const char *array)
 {
@@ -352,11 +399,13 @@ static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
     char *dst;
     if (pat->nelem == 0) continue;
     ret = send_slot(p, &dst);
+    char *packed = ret == DART_OK ? dev_out_for(p) : NULL;
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_PACK, pat,
                     roots ? p->dev_roots : p->dev_leaves, (char *)array,
-                    p->dev_out, NULL, true);
-    if (ret == DART_OK) ret = dev_copy(plan, dst, p->dev_out, pat->nelem * es);
+                    packed, NULL, true);
+    if (ret == DART_OK && packed == p->dev_out)
+      ret = dev_copy(plan, dst, p->dev_out, pat->nelem * es);
   }
   if (ret == DART_OK && roots) /* bcast: my own leaves */
     ret = dev_run(plan, DART__GPU_PATTERN_APPLY_TO_B, &plan->self,
@@ -418,7 +467,7 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
   dart_ret_t ret = DART_OK;
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
-    char *src;
+    char *src, *in = NULL;
     if (p->leaves.nelem == 0) continue;
     const char *roots = NULL;
     ret = recv_wait(p, &src);
@@ -426,10 +475,10 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
     /* roots lent in place: packed into my slot here, for the device */
     if (roots) dart__types__pattern_pack(&p->pack_roots, roots, src, es);
     if (ret == DART_OK)
-      ret = dev_copy(plan, p->dev_in, src, p->leaves.nelem * es);
+      ret = dev_in_for(plan, p, src, p->leaves.nelem * es, &in);
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->leaves, p->dev_leaves,
-                    array, p->dev_in, NULL, replace);
+                    array, in, NULL, replace);
   }
   return ret == DART_OK ? dev_owe_acks(plan, false) : ret;
 }
@@ -446,14 +495,14 @@ static dart_ret_t dev_reduce_in(dart__plan_t *plan)
                     false);
     if (k == plan->npeers || ret != DART_OK) break;
     dart__plan_peer_t *p = &plan->peers[k];
-    char *src;
+    char *src, *in = NULL;
     if (p->roots.nelem == 0) continue;
     ret = recv_wait(p, &src);
     if (ret == DART_OK)
-      ret = dev_copy(plan, p->dev_in, src, p->roots.nelem * es);
+      ret = dev_in_for(plan, p, src, p->roots.nelem * es, &in);
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->roots, p->dev_roots,
-                    plan->dst, p->dev_in, NULL, false);
+                    plan->dst, in, NULL, false);
   }
   return ret == DART_OK ? dev_owe_acks(plan, true) : ret;
 }
@@ -473,16 +522,17 @@ static dart_ret_t dev_fetch_in(dart__plan_t *plan)
                     plan->update, false);
     if (k == plan->npeers || ret != DART_OK) break;
     dart__plan_peer_t *p = &plan->peers[k];
-    char *src, *reply;
+    char *src, *reply, *in = NULL, *out = NULL;
     size_t bytes = p->roots.nelem * es;
     if (p->roots.nelem == 0) continue;
     ret = recv_wait(p, &src);
-    if (ret == DART_OK) ret = dev_copy(plan, p->dev_in, src, bytes);
+    if (ret == DART_OK) ret = dev_in_for(plan, p, src, bytes, &in);
+    if (ret == DART_OK) ret = send_slot(p, &reply);
+    if (ret == DART_OK) out = dev_out_for(p);
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_FETCH, &p->roots, p->dev_roots,
-                    plan->dst, p->dev_in, p->dev_out, false);
-    if (ret == DART_OK) ret = send_slot(p, &reply);
-    if (ret == DART_OK)
+                    plan->dst, in, out, false);
+    if (ret == DART_OK && out == p->dev_out)
       ret = dev_copy(plan, p->direct ? reply : src, p->dev_out, bytes);
   }
   if (ret == DART_OK)

@@ -27,12 +27,19 @@
 #include "types/datatype.h"
 #include "types/op.h"
 
-/* Where a node peer finds the roots of a bcast message that it reads in
- * place (seq: the message's number + 1), before each peer's slots. */
+/* How a node peer's message comes when not in the host slot (seq: the
+ * message's number + 1): the roots of a bcast to read in place, or the
+ * device slot; before each peer's slots. */
+typedef enum {
+  DART__PLAN_LENT_ROOTS = 1, /* roots: read them there */
+  DART__PLAN_DEVICE_SLOT     /* the message is in the device slot */
+} dart__plan_desc_kind_t;
+
 typedef struct {
   uint64_t seq;
+  uint64_t kind; /* dart__plan_desc_kind_t */
   dart_gptr_t roots;
-  char pad[64 - sizeof(uint64_t) - sizeof(dart_gptr_t)];
+  char pad[64 - 2 * sizeof(uint64_t) - sizeof(dart_gptr_t)];
 } dart__plan_desc_t;
 
 typedef struct {
@@ -46,6 +53,9 @@ typedef struct {
   dart__pattern_t pack_roots; /* direct: its roots, packed (a device
                                  reading them in place) */
   dart__plan_desc_t *in_desc, *out_desc; /* mine, its (direct) */
+  /* where every unit has a device: two inbound slots in device memory
+   * for each node peer, which it fills through IPC */
+  char *dev_slot_in[2], *dev_slot_out[2];
   size_t slot_bytes;            /* of each slot, mine and the peer's */
   uint64_t sent, received;      /* messages so far, to and from it */
   char *in[2];                  /* my inbound slots for it */
@@ -84,6 +94,7 @@ typedef struct dart__plan {
   size_t npeers;
   size_t self_pos;      /* peers below this unit */
   dart_gptr_t buf_g, words_g; /* DART_GPTR_NULL where not allocated */
+  dart_gptr_t dev_slots_g;    /* the device slots */
   /* device buffers: messages go through device memory (dev_scratch)
    * between the device's pattern operations and the host slots, on the
    * plan's stream; set up by the first operation on device buffers */

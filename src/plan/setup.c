@@ -141,7 +141,7 @@ static void team_release(dart__team_t *team)
     if (plan != NULL && plan->team == team) {
       device_release(plan);
       plan->team = NULL;
-      plan->buf_g = plan->words_g = DART_GPTR_NULL;
+      plan->buf_g = plan->words_g = plan->dev_slots_g = DART_GPTR_NULL;
     }
   }
 }
@@ -537,8 +537,66 @@ out:
   return ret;
 }
 
+/*
+ * Where every unit has a device: each unit's two inbound device slots per
+ * node peer, in device memory that node peers map (IPC), so that device
+ * buffers' messages go from device to device.
+ */
+static dart_ret_t device_slots_build(const char *func, dart__plan_t *plan)
+{
+  dart__team_t *team = plan->team;
+  int n = team->size;
+  uint64_t mine = 0, most = 0;
+  uint64_t *offset = calloc((size_t)n, sizeof *offset);
+  uint64_t *peer_offset = calloc((size_t)n, sizeof *peer_offset);
+  dart_ret_t ret = offset && peer_offset ? DART_OK : DART_ERR_NOMEM;
+  for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++) {
+    const dart__plan_peer_t *p = &plan->peers[k];
+    if (!p->direct) continue;
+    offset[p->unit] = mine;
+    mine += 2 * p->slot_bytes;
+  }
+  if ((ret = agree(func, team, ret)) != DART_OK) goto out;
+  if (MPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, team->comm) !=
+          MPI_SUCCESS ||
+      MPI_Alltoall(offset, 1, MPI_UINT64_T, peer_offset, 1, MPI_UINT64_T,
+                   team->comm) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Allreduce or MPI_Alltoall failed");
+    ret = DART_ERR_OTHER;
+    goto out;
+  }
+  if (most == 0) goto out; /* no node peers */
+  ret = dart_team_memalloc_kind(plan->team_id, most, DART_TYPE_BYTE,
+                                DART_MEMKIND_CUDA, &plan->dev_slots_g);
+  char *base = NULL;
+  if (ret == DART_OK)
+    ret = dart_gptr_getaddr(at_unit(plan->dev_slots_g, plan->me, 0),
+                            (void **)&base);
+  for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    if (!p->direct) continue;
+    for (int i = 0; i < 2 && ret == DART_OK; i++) {
+      void *out = NULL;
+      p->dev_slot_in[i] = base + offset[p->unit] + (size_t)i * p->slot_bytes;
+      ret = dart_gptr_getaddr_shared(
+          at_unit(plan->dev_slots_g, p->unit,
+                  peer_offset[p->unit] + (size_t)i * p->slot_bytes),
+          &out);
+      p->dev_slot_out[i] = out;
+    }
+  }
+  ret = agree(func, team, ret);
+out:
+  free(offset);
+  free(peer_offset);
+  return ret;
+}
+
 static void memory_free(dart__plan_t *plan)
 {
+  if (!DART_GPTR_ISNULL(plan->dev_slots_g))
+    dart_team_memfree(plan->dev_slots_g);
+  plan->dev_slots_g = DART_GPTR_NULL;
   if (!DART_GPTR_ISNULL(plan->words_g)) dart_team_memfree(plan->words_g);
   if (!DART_GPTR_ISNULL(plan->buf_g)) dart_team_memfree(plan->buf_g);
   plan->buf_g = plan->words_g = DART_GPTR_NULL;
@@ -585,7 +643,7 @@ static dart_ret_t plan_create(const char *func, dart_team_t team_id,
   plan->nroots = nroots;
   plan->nleaves = nleaves;
   plan->dup_leaves = dup_leaves;
-  plan->buf_g = plan->words_g = DART_GPTR_NULL;
+  plan->buf_g = plan->words_g = plan->dev_slots_g = DART_GPTR_NULL;
   dart__types__op_local(func, DART_OP_REPLACE, t, &plan->replace);
   exchange_t x;
   ret = graph_exchange(func, team, edges, nleaves, &x);
@@ -594,6 +652,8 @@ static dart_ret_t plan_create(const char *func, dart_team_t team_id,
   exchange_free(&x);
   free(edges);
   if (ret == DART_OK) ret = memory_build(func, plan);
+  if (ret == DART_OK && dart__gpu.any_device)
+    ret = device_slots_build(func, plan);
   if (ret == DART_OK) {
     mtx_lock(&plans_lock);
     bool inserted = dart__base__slots_insert(&plans, plan, &plan->id) == 0;
