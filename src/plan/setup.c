@@ -436,6 +436,25 @@ static dart_gptr_t at_unit(dart_gptr_t g, int unit, uint64_t offset)
   return g;
 }
 
+/* After every unit's ret agreed: the largest unit's part of an allocation
+ * (*most, from mine) and, from where I keep what each unit u sends me
+ * (offset[u]), where u keeps what I send it (peer_offset[u]). */
+static dart_ret_t parts_exchange(const char *func, const dart__team_t *team,
+                                 dart_ret_t ret, uint64_t mine,
+                                 const uint64_t *offset,
+                                 uint64_t *peer_offset, uint64_t *most)
+{
+  if ((ret = agree(func, team, ret)) != DART_OK) return ret;
+  if (MPI_Allreduce(&mine, most, 1, MPI_UINT64_T, MPI_MAX, team->comm) !=
+          MPI_SUCCESS ||
+      MPI_Alltoall(offset, 1, MPI_UINT64_T, peer_offset, 1, MPI_UINT64_T,
+                   team->comm) != MPI_SUCCESS) {
+    DART_LOG_ERROR_IN(func, "MPI_Allreduce or MPI_Alltoall failed");
+    return DART_ERR_OTHER;
+  }
+  return DART_OK;
+}
+
 /*
  * Each unit's part of the plan's memory: two inbound slots per peer, then
  * a staging slot per peer across nodes; and 2 * size signal words: word u
@@ -461,17 +480,9 @@ static dart_ret_t memory_build(const char *func, dart__plan_t *plan)
   size_t staging = mine;
   for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++)
     if (!plan->peers[k].direct) mine += plan->peers[k].slot_bytes;
-  uint64_t mine64 = mine, most = 0;
-  if ((ret = agree(func, team, ret)) != DART_OK) goto out;
-  if (MPI_Allreduce(&mine64, &most, 1, MPI_UINT64_T, MPI_MAX, team->comm) !=
-          MPI_SUCCESS ||
-      MPI_Alltoall(offset, 1, MPI_UINT64_T, peer_offset, 1, MPI_UINT64_T,
-                   team->comm) != MPI_SUCCESS) {
-    DART_LOG_ERROR_IN(func, "MPI_Allreduce or MPI_Alltoall failed");
-    ret = DART_ERR_OTHER;
-    goto out;
-  }
-  if (most == 0) goto out; /* no unit sends anything */
+  uint64_t most = 0;
+  ret = parts_exchange(func, team, ret, mine, offset, peer_offset, &most);
+  if (ret != DART_OK || most == 0) goto out; /* 0: no unit sends anything */
   ret = dart_team_memalloc_aligned(plan->team_id, most, DART_TYPE_BYTE,
                                    &plan->buf_g);
   if (ret != DART_OK) goto out;
@@ -556,16 +567,8 @@ static dart_ret_t device_slots_build(const char *func, dart__plan_t *plan)
     offset[p->unit] = mine;
     mine += 2 * p->slot_bytes;
   }
-  if ((ret = agree(func, team, ret)) != DART_OK) goto out;
-  if (MPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, team->comm) !=
-          MPI_SUCCESS ||
-      MPI_Alltoall(offset, 1, MPI_UINT64_T, peer_offset, 1, MPI_UINT64_T,
-                   team->comm) != MPI_SUCCESS) {
-    DART_LOG_ERROR_IN(func, "MPI_Allreduce or MPI_Alltoall failed");
-    ret = DART_ERR_OTHER;
-    goto out;
-  }
-  if (most == 0) goto out; /* no node peers */
+  ret = parts_exchange(func, team, ret, mine, offset, peer_offset, &most);
+  if (ret != DART_OK || most == 0) goto out; /* 0: no node peers */
   ret = dart_team_memalloc_kind(plan->team_id, most, DART_TYPE_BYTE,
                                 DART_MEMKIND_CUDA, &plan->dev_slots_g);
   char *base = NULL;
