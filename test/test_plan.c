@@ -321,7 +321,7 @@ static void run_op(const graph_t *g, dart_plan_t plan, dart_datatype_t t,
   }
   /* every fourth round the roots lie in global memory, on the host (so
    * units that take device memory read them from there) */
-  int in_global = round % 4 == 0; /* collective */
+  int in_global = round % 4 == 1; /* collective */
   dart_gptr_t rg;
   void *gr = in_global ? shared_in(roots, (nr + 1) * es, &rg) : NULL;
   int use_global = in_global && !(on_device && me % 2 == 0);

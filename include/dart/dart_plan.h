@@ -53,8 +53,9 @@
  * nodes; the unit's own leaves are copied directly. Where a bcast's
  * rootdata lies in the caller's part of global memory of the plan's team
  * (dart_team_memalloc_aligned), node peers read their roots straight from
- * it, without packing (for messages of 4 KiB or more); the end of such a
- * bcast also waits until those peers have read them.
+ * it, without packing (messages of DART_PLAN_LEND bytes or more, 4 KiB
+ * by default); the end of such a bcast also waits until those peers have
+ * read them.
  *
  * Element types: the basic types (DART_TYPE_BYTE .. DART_TYPE_LONG_DOUBLE).
  * Operations: DART_OP_REPLACE and every predefined reduction that applies

@@ -96,6 +96,10 @@ static const env_var_t env_table[] = {
   {"DART_GPU_EMULATE", ENV_COUNT, "0",
    "n > 0: n emulated devices of host memory instead of CUDA (tests)",
    offsetof(dart__config_t, gpu_emulate)},
+  {"DART_PLAN_LEND", ENV_SIZE, "4K",
+   "a plan's bcast messages of this size and more are read in place by "
+   "node peers where the roots lie in global memory (dart_plan.h)",
+   offsetof(dart__config_t, plan_lend)},
   {"DART_TOPOLOGY", ENV_STRING, "",
    "hwloc topology of every node: empty = this machine, *.xml = an XML "
    "file, else a synthetic description",

@@ -33,6 +33,7 @@ typedef struct {
   int gpu_ucx;            /* DART_GPU_UCX, device memory through UCX */
   int gpu_emulate;        /* DART_GPU_EMULATE, devices emulated */
   char topology[DART__ENV_STRING_MAX]; /* DART_TOPOLOGY, empty = this machine */
+  size_t plan_lend;       /* DART_PLAN_LEND, bytes */
 } dart__config_t;
 
 extern dart__config_t dart__base__config;

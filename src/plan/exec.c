@@ -22,10 +22,12 @@
 #include <dart/dart_signal.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/log.h"
 #include "base/runtime.h"
 #include "globmem/segment.h"
 #include "gpu/gpu.h"
+#include "progress/progress.h"
 #include "plan/plan.h"
 
 /* ---- messages ---- */
@@ -171,11 +173,6 @@ static dart_ret_t serve_fetch(const dart__plan_t *plan, dart__plan_peer_t *p,
 
 /* ---- the operations ---- */
 
-/* Node peers read messages at least this large in place, where they
- * can: then the owner's end waits for them, which costs more than packing
- * a small message. */
-#define LEND_MIN_BYTES 4096
-
 /* Whether node peers can read rootdata in place: it lies in my part of
  * shared global memory of the plan's team (*g points to it). */
 static bool roots_shared(dart__plan_t *plan, const void *rootdata,
@@ -207,6 +204,13 @@ static dart_ret_t send_lent(dart__plan_peer_t *p, dart_gptr_t roots)
   return send_post(p, NULL, 0);
 }
 
+/* Tells p that its lent roots of my next message are read. */
+static void lent_read(dart__plan_peer_t *p)
+{
+  atomic_store_explicit(&p->in_desc[p->received & 1].read, p->received + 1,
+                        memory_order_release);
+}
+
 /* *roots: where p's roots of its next message lie in place, or NULL
  * where the message is packed. */
 static dart_ret_t lent_roots(const dart__plan_peer_t *p, const char **roots)
@@ -233,8 +237,11 @@ static dart_ret_t begin_bcast(dart__plan_t *plan)
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->roots.nelem == 0) continue;
     dart_ret_t ret;
+    /* the owner's end waits for the readers, which costs more than
+     * packing a small message (DART_PLAN_LEND) */
     if (p->direct && shared &&
-        p->roots.nelem * plan->type->elem_size >= LEND_MIN_BYTES) {
+        p->roots.nelem * plan->type->elem_size >=
+            dart__base__config.plan_lend) {
       ret = send_lent(p, lent);
       plan->lending = true;
     } else {
@@ -257,10 +264,11 @@ static dart_ret_t end_bcast(dart__plan_t *plan)
     dart_ret_t ret = recv_host(plan, p, &src);
     if (ret == DART_OK) ret = lent_roots(p, &roots);
     if (ret != DART_OK) return ret;
-    if (roots)
+    if (roots) {
       dart__types__pattern_apply(&p->from_roots, plan->dst, roots,
                                  plan->type->elem_size, &plan->local);
-    else
+      lent_read(p);
+    } else
       dart__types__pattern_apply(&p->leaves, plan->dst, src,
                                  plan->type->elem_size, &plan->local);
     if ((ret = recv_done(p)) != DART_OK) return ret;
@@ -268,9 +276,13 @@ static dart_ret_t end_bcast(dart__plan_t *plan)
   /* my roots are mine again once every peer that reads them has */
   for (size_t k = 0; k < plan->npeers && plan->lending; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
-    if (!p->direct || p->roots.nelem == 0) continue;
-    dart_ret_t ret = wait_word(p->ack_word, p->ack_word_g, p->sent);
-    if (ret != DART_OK) return ret;
+    const dart__plan_desc_t *d = &p->out_desc[(p->sent - 1) & 1];
+    if (!p->direct || p->roots.nelem == 0 || d->seq != p->sent ||
+        d->kind != DART__PLAN_LENT_ROOTS)
+      continue; /* this bcast's message to p was packed */
+    for (unsigned spins = 0;
+         atomic_load_explicit(&d->read, memory_order_acquire) != p->sent;)
+      dart__progress__wait_turn(&spins);
   }
   return DART_OK;
 }
@@ -473,7 +485,10 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
     ret = recv_wait(p, &src);
     if (ret == DART_OK) ret = lent_roots(p, &roots);
     /* roots lent in place: packed into my slot here, for the device */
-    if (roots) dart__types__pattern_pack(&p->pack_roots, roots, src, es);
+    if (roots) {
+      dart__types__pattern_pack(&p->pack_roots, roots, src, es);
+      lent_read(p);
+    }
     if (ret == DART_OK)
       ret = dev_in_for(plan, p, src, p->leaves.nelem * es, &in);
     if (ret == DART_OK)

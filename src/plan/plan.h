@@ -39,7 +39,11 @@ typedef struct {
   uint64_t seq;
   uint64_t kind; /* dart__plan_desc_kind_t */
   dart_gptr_t roots;
-  char pad[64 - 2 * sizeof(uint64_t) - sizeof(dart_gptr_t)];
+  /* set by the reader to seq once it has read the roots: the owner's end
+   * waits for this, not for the slot's acknowledgement, which a reader
+   * on a stream gives later */
+  _Atomic uint64_t read;
+  char pad[64 - 3 * sizeof(uint64_t) - sizeof(dart_gptr_t)];
 } dart__plan_desc_t;
 
 typedef struct {
