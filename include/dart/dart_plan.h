@@ -169,7 +169,10 @@ dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t plan, void *rootdata,
  * results are there once \c stream reaches them, for the kernels queued
  * after end. The plan's next call waits for the device to have read the
  * messages before their buffers are reused. Begin and end take the same
- * stream; under emulated devices only NULL (which runs at once).
+ * stream; under emulated devices only NULL (which runs at once). A
+ * message that crosses through host memory (to a unit on another node,
+ * or where some unit has no device) is copied out of the device before
+ * begin returns, so there begin does wait for the stream's earlier work.
  */
 dart_ret_t dart_plan_bcast_begin_stream(dart_plan_t plan,
                                         const void *rootdata, void *leafdata,

@@ -152,9 +152,13 @@ __device__ static void pattern_pair(const dart__gpu_kernel_pattern_args_t &a,
   case PATTERN_PACK: memcpy(bj, ai, a.es); break;
   case PATTERN_APPLY: combine(a, ai, bj); break;
   case PATTERN_APPLY_TO_B: combine(a, bj, ai); break;
-  default: /* PATTERN_FETCH */
+  default: { /* PATTERN_FETCH: the operand first, as the host (c may be
+                 b's buffer) */
+    unsigned char operand[16];
+    memcpy(operand, bj, a.es);
     memcpy(a.c + j * a.es, ai, a.es);
-    combine(a, ai, bj);
+    combine(a, ai, (const char *)operand);
+  }
   }
 }
 

@@ -213,7 +213,8 @@ static void lent_read(dart__plan_peer_t *p)
 
 /* *roots: where p's roots of its next message lie in place, or NULL
  * where the message is packed. */
-static dart_ret_t lent_roots(const dart__plan_peer_t *p, const char **roots)
+static dart_ret_t lent_roots(const dart__plan_t *plan, dart__plan_peer_t *p,
+                             const char **roots)
 {
   const dart__plan_desc_t *d = &p->in_desc[p->received & 1];
   void *at = NULL;
@@ -224,6 +225,13 @@ static dart_ret_t lent_roots(const dart__plan_peer_t *p, const char **roots)
   /* the owner found it in its part of a live allocation, which the caller
    * must not free during the bcast */
   dart_ret_t ret = dart_gptr_getaddr_shared(d->roots, &at);
+  if (ret == DART_OK && at == NULL) {
+    DART_LOG_ERROR_IN(plan->func, "unit %d's roots (segment %d) are not "
+                                  "mapped here", p->unit, (int)d->roots.segid);
+    ret = DART_ERR_OTHER;
+  }
+  /* read or not, the owner must not wait for them forever */
+  if (ret != DART_OK) lent_read(p);
   *roots = at;
   return ret;
 }
@@ -262,7 +270,7 @@ static dart_ret_t end_bcast(dart__plan_t *plan)
     if (p->leaves.nelem == 0) continue;
     const char *roots;
     dart_ret_t ret = recv_host(plan, p, &src);
-    if (ret == DART_OK) ret = lent_roots(p, &roots);
+    if (ret == DART_OK) ret = lent_roots(plan, p, &roots);
     if (ret != DART_OK) return ret;
     if (roots) {
       dart__types__pattern_apply(&p->from_roots, plan->dst, roots,
@@ -461,6 +469,7 @@ dart_ret_t dart__plan__settle(const char *func, dart__plan_t *plan, bool ack)
 {
   if (!plan->acks_owed) return DART_OK;
   dart_ret_t ret = dart__gpu.ops->event_sync(func, plan->dev_unslotted);
+  if (ret != DART_OK) return ret; /* still owed */
   for (size_t k = 0; k < plan->npeers && ret == DART_OK && ack; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     if ((plan->acks_roots ? p->roots.nelem : p->leaves.nelem) > 0)
@@ -483,7 +492,7 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
     if (p->leaves.nelem == 0) continue;
     const char *roots = NULL;
     ret = recv_wait(p, &src);
-    if (ret == DART_OK) ret = lent_roots(p, &roots);
+    if (ret == DART_OK) ret = lent_roots(plan, p, &roots);
     /* roots lent in place: packed into my slot here, for the device */
     if (roots) {
       dart__types__pattern_pack(&p->pack_roots, roots, src, es);

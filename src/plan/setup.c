@@ -595,11 +595,20 @@ out:
   return ret;
 }
 
-static void memory_free(dart__plan_t *plan)
+/* Frees the device slots (collective) and forgets them. */
+static void device_slots_drop(dart__plan_t *plan)
 {
   if (!DART_GPTR_ISNULL(plan->dev_slots_g))
     dart_team_memfree(plan->dev_slots_g);
   plan->dev_slots_g = DART_GPTR_NULL;
+  for (size_t k = 0; k < plan->npeers; k++)
+    for (int i = 0; i < 2; i++)
+      plan->peers[k].dev_slot_in[i] = plan->peers[k].dev_slot_out[i] = NULL;
+}
+
+static void memory_free(dart__plan_t *plan)
+{
+  device_slots_drop(plan);
   if (!DART_GPTR_ISNULL(plan->words_g)) dart_team_memfree(plan->words_g);
   if (!DART_GPTR_ISNULL(plan->buf_g)) dart_team_memfree(plan->buf_g);
   plan->buf_g = plan->words_g = DART_GPTR_NULL;
@@ -655,8 +664,15 @@ static dart_ret_t plan_create(const char *func, dart_team_t team_id,
   exchange_free(&x);
   free(edges);
   if (ret == DART_OK) ret = memory_build(func, plan);
-  if (ret == DART_OK && dart__gpu.any_device)
-    ret = device_slots_build(func, plan);
+  /* device slots only speed device buffers up: a plan goes without them
+   * (on every unit: the failure is agreed on) rather than fail */
+  if (ret == DART_OK && dart__gpu.any_device &&
+      device_slots_build(func, plan) != DART_OK) {
+    DART_LOG_WARN("a plan without device slots: device buffers' "
+                  "messages between node peers go through host "
+                  "memory");
+    device_slots_drop(plan);
+  }
   if (ret == DART_OK) {
     mtx_lock(&plans_lock);
     bool inserted = dart__base__slots_insert(&plans, plan, &plan->id) == 0;
