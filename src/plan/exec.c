@@ -488,13 +488,13 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
   dart_ret_t ret = DART_OK;
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
-    char *src, *in = NULL;
+    char *src = NULL, *in = NULL;
     if (p->leaves.nelem == 0) continue;
     const char *roots = NULL;
     ret = recv_wait(p, &src);
     if (ret == DART_OK) ret = lent_roots(plan, p, &roots);
     /* roots lent in place: packed into my slot here, for the device */
-    if (roots) {
+    if (ret == DART_OK && roots) {
       dart__types__pattern_pack(&p->pack_roots, roots, src, es);
       lent_read(p);
     }
@@ -519,7 +519,7 @@ static dart_ret_t dev_reduce_in(dart__plan_t *plan)
                     false);
     if (k == plan->npeers || ret != DART_OK) break;
     dart__plan_peer_t *p = &plan->peers[k];
-    char *src, *in = NULL;
+    char *src = NULL, *in = NULL;
     if (p->roots.nelem == 0) continue;
     ret = recv_wait(p, &src);
     if (ret == DART_OK)
@@ -546,7 +546,7 @@ static dart_ret_t dev_fetch_in(dart__plan_t *plan)
                     plan->update, false);
     if (k == plan->npeers || ret != DART_OK) break;
     dart__plan_peer_t *p = &plan->peers[k];
-    char *src, *reply, *in = NULL, *out = NULL;
+    char *src = NULL, *reply = NULL, *in = NULL, *out = NULL;
     size_t bytes = p->roots.nelem * es;
     if (p->roots.nelem == 0) continue;
     ret = recv_wait(p, &src);
