@@ -14,21 +14,6 @@
 
 #define N ((size_t)16 << 20) /* ints */
 
-__global__ void produce(int *p, size_t n, int seed)
-{
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    p[i] = seed * 1000003 + (int)i;
-}
-
-__global__ void consume(const int *p, size_t n, int seed,
-                        unsigned long long *bad)
-{
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    if (p[i] != seed * 1000003 + (int)i) atomicAdd(bad, 1ull);
-}
-
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);

@@ -16,22 +16,6 @@
 #define N ((size_t)4 << 20)
 #define ROUNDS 4
 
-__global__ void produce(int *p, size_t n, int seed)
-{
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    p[i] = seed * 1000003 + (int)i;
-}
-
-/* counts elements that are not base + produce(seed)'s */
-__global__ void check(const int *p, size_t n, int seed, int base,
-                      unsigned long long *bad)
-{
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    if (p[i] != base + seed * 1000003 + (int)i) atomicAdd(bad, 1ull);
-}
-
 int main(int argc, char **argv)
 {
   dart_test_init(&argc, &argv);
@@ -63,7 +47,7 @@ int main(int argc, char **argv)
                                           DART_OP_REPLACE, s));
     CHECK_OK(dart_plan_bcast_end_stream(plan, roots, leaves,
                                         DART_OP_REPLACE, s));
-    check<<<1024, 256, 0, s>>>(leaves, N, 10 * round + next, 0, bad);
+    consume<<<1024, 256, 0, s>>>(leaves, N, 10 * round + next, bad);
     /* reduce: my roots get the previous unit's leaves added */
     produce<<<1024, 256, 0, s>>>(leaves, N, 10 * round + me);
     CUDA_OK(cudaMemsetAsync(roots, 0, N * sizeof(int), s));
@@ -71,7 +55,7 @@ int main(int argc, char **argv)
                                            s));
     CHECK_OK(dart_plan_reduce_end_stream(plan, leaves, roots, DART_OP_SUM,
                                          s));
-    check<<<1024, 256, 0, s>>>(roots, N, 10 * round + prev, 0, bad);
+    consume<<<1024, 256, 0, s>>>(roots, N, 10 * round + prev, bad);
   }
   CUDA_OK(cudaStreamSynchronize(s));
   CUDA_OK(cudaMemcpy(&bad_host, bad, sizeof bad_host, cudaMemcpyDeviceToHost));
