@@ -351,25 +351,111 @@ typedef enum {
   ROOT_PACKED  /* a: its root, b: the message */
 } leaf_form_t;
 
-static dart_ret_t leaf_pattern(const edge_t *edges, size_t count,
-                               leaf_form_t form, dart__pattern_t *pat)
+/* An edge and its offset from leaf to root, for ordering local patterns. */
+typedef struct {
+  int64_t shift;
+  size_t rank; /* in the graph's order */
+} shifted_t;
+
+static int shifted_cmp(const void *x, const void *y)
+{
+  const shifted_t *a = x, *b = y;
+  if (a->shift != b->shift) return a->shift < b->shift ? -1 : 1;
+  return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/*
+ * The order of edges within one array (my own, or read where a node
+ * peer's roots lie): grouped by the offset from leaf to root, each group
+ * in the graph's order. A halo's faces are such groups, and each turns
+ * into one box of the pattern, where the graph's order (by root)
+ * interleaves the faces that meet at an edge of the block. Kept only where
+ * every root still sees its leaves in ascending leaf number (the order
+ * reductions promise); order[k]: the k-th edge's rank. NULL without
+ * memory, the graph's order then.
+ */
+static size_t *local_order(const edge_t *edges, size_t count)
+{
+  shifted_t *s = malloc((count ? count : 1) * sizeof *s);
+  size_t *order = malloc((count ? count : 1) * sizeof *order);
+  size_t *pos = malloc((count ? count : 1) * sizeof *pos);
+  if (s == NULL || order == NULL || pos == NULL) goto fail;
+  for (size_t i = 0; i < count; i++)
+    s[i] = (shifted_t){.shift = edges[i].leaf_at - (int64_t)edges[i].root,
+                       .rank = i};
+  qsort(s, count, sizeof *s, shifted_cmp);
+  for (size_t k = 0; k < count; k++) {
+    order[k] = s[k].rank;
+    pos[s[k].rank] = k;
+  }
+  /* edges of one root are adjacent in the graph's order, by leaf number */
+  for (size_t i = 1; i < count; i++)
+    if (edges[i].root == edges[i - 1].root && pos[i] < pos[i - 1]) {
+      for (size_t k = 0; k < count; k++) order[k] = k;
+      break;
+    }
+  free(pos);
+  free(s);
+  return order;
+fail:
+  free(pos);
+  free(order);
+  free(s);
+  return NULL;
+}
+
+/* The pattern of edges in the order given (NULL: the graph's). */
+static dart_ret_t ordered_pattern(const edge_t *edges, size_t count,
+                                  leaf_form_t form, const size_t *order,
+                                  dart__pattern_t *pat)
 {
   bool packed = form == LEAF_PACKED || form == ROOT_PACKED;
-  int64_t *a = malloc((count ? count : 1) * sizeof *a);
-  int64_t *b = packed ? NULL : malloc((count ? count : 1) * sizeof *b);
+  bool root_a = form == LEAF_SELF || form == ROOT_PACKED;
+  /* zeroed: GCC cannot see that a count of 0 reads nothing */
+  int64_t *a = calloc(count ? count : 1, sizeof *a);
+  int64_t *b = packed ? NULL : calloc(count ? count : 1, sizeof *b);
   dart_ret_t ret = DART_ERR_NOMEM;
   if (a != NULL && (packed || b != NULL)) {
-    for (size_t i = 0; i < count; i++) {
-      bool root_a = form == LEAF_SELF || form == ROOT_PACKED;
-      a[i] = root_a ? (int64_t)edges[i].root : edges[i].leaf_at;
-      if (!packed)
-        b[i] = root_a ? edges[i].leaf_at : (int64_t)edges[i].root;
+    for (size_t k = 0; k < count; k++) {
+      const edge_t *e = &edges[order ? order[k] : k];
+      a[k] = root_a ? (int64_t)e->root : e->leaf_at;
+      if (!packed) b[k] = root_a ? e->leaf_at : (int64_t)e->root;
     }
     ret = dart__types__pattern_build(a, b, count, pat);
   }
   free(a);
   free(b);
   return ret;
+}
+
+/* Pieces the hot path walks: blocks, or elements of an index list. */
+static size_t pattern_pieces(const dart__pattern_t *p)
+{
+  return p->blocks ? p->nblocks : p->nelem;
+}
+
+static dart_ret_t leaf_pattern(const edge_t *edges, size_t count,
+                               leaf_form_t form, dart__pattern_t *pat)
+{
+  dart_ret_t ret = ordered_pattern(edges, count, form, NULL, pat);
+  /* messages keep the graph's order, which both ends know; within one
+   * array, grouping by offset may find fewer, larger blocks (a halo's
+   * faces), or only scatter what the graph's order reads in sequence */
+  if (ret != DART_OK || form == LEAF_PACKED || form == ROOT_PACKED)
+    return ret;
+  size_t *order = local_order(edges, count);
+  if (order == NULL) return DART_OK;
+  dart__pattern_t grouped;
+  if (ordered_pattern(edges, count, form, order, &grouped) == DART_OK) {
+    if (pattern_pieces(&grouped) < pattern_pieces(pat)) {
+      dart__types__pattern_free(pat);
+      *pat = grouped;
+    } else {
+      dart__types__pattern_free(&grouped);
+    }
+  }
+  free(order);
+  return DART_OK;
 }
 
 /* The peers and their patterns: every unit that reads my roots or whose

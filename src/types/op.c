@@ -184,21 +184,29 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
       io[i] = (expr);                                                       \
     }                                                                       \
   }                                                                         \
-  static void name##_at(const void *in_, void *inout_, const uint32_t *at,  \
-                        size_t n, void *ctx)                                \
+  static void name##_at(const void *in_, const uint32_t *in_at,            \
+                        void *inout_, const uint32_t *at, size_t n,         \
+                        void *ctx)                                          \
   {                                                                         \
     (void)ctx;                                                              \
     const c_type *in = in_;                                                 \
     c_type *io = inout_;                                                    \
-    for (size_t i = 0; i < n; i++) {                                        \
-      c_type a = io[at[i]], b = in[i];                                      \
-      io[at[i]] = (expr);                                                   \
-    }                                                                       \
+    if (in_at == NULL)                                                      \
+      for (size_t i = 0; i < n; i++) {                                      \
+        c_type a = io[at[i]], b = in[i];                                    \
+        io[at[i]] = (expr);                                                 \
+      }                                                                     \
+    else                                                                    \
+      for (size_t i = 0; i < n; i++) {                                      \
+        c_type a = io[at[i]], b = in[in_at[i]];                             \
+        io[at[i]] = (expr);                                                 \
+      }                                                                     \
   }
 
 typedef struct {
   void (*fn)(const void *, void *, size_t, void *);
-  void (*at)(const void *, void *, const uint32_t *, size_t, void *);
+  void (*at)(const void *, const uint32_t *, void *, const uint32_t *,
+             size_t, void *);
 } local_pair_t;
 #define PAIR(name) {name, name##_at}
 
@@ -257,13 +265,18 @@ static void local_replace(const void *in, void *inout, size_t n, void *ctx)
   memcpy(inout, in, n * ((const dart__dtype_t *)ctx)->elem_size);
 }
 
-static void local_replace_at(const void *in, void *inout, const uint32_t *at,
-                             size_t n, void *ctx)
+static void local_replace_at(const void *in, const uint32_t *in_at,
+                             void *inout, const uint32_t *at, size_t n,
+                             void *ctx)
 {
   size_t es = ((const dart__dtype_t *)ctx)->elem_size;
 #define REPLACE_AT(T)                                                      \
-  for (size_t i = 0; i < n; i++)                                           \
-    ((T *)inout)[at[i]] = ((const T *)in)[i];                              \
+  if (in_at == NULL)                                                       \
+    for (size_t i = 0; i < n; i++)                                         \
+      ((T *)inout)[at[i]] = ((const T *)in)[i];                            \
+  else                                                                     \
+    for (size_t i = 0; i < n; i++)                                         \
+      ((T *)inout)[at[i]] = ((const T *)in)[in_at[i]];                     \
   return
   switch (es) {
   case 1: REPLACE_AT(uint8_t);
@@ -272,8 +285,8 @@ static void local_replace_at(const void *in, void *inout, const uint32_t *at,
   case 8: REPLACE_AT(uint64_t);
   default:
     for (size_t i = 0; i < n; i++)
-      memcpy((char *)inout + (size_t)at[i] * es, (const char *)in + i * es,
-             es);
+      memcpy((char *)inout + (size_t)at[i] * es,
+             (const char *)in + (in_at ? in_at[i] : i) * es, es);
   }
 #undef REPLACE_AT
 }
@@ -283,10 +296,11 @@ static void local_keep(const void *in, void *inout, size_t n, void *ctx)
   (void)in, (void)inout, (void)n, (void)ctx;
 }
 
-static void local_keep_at(const void *in, void *inout, const uint32_t *at,
-                          size_t n, void *ctx)
+static void local_keep_at(const void *in, const uint32_t *in_at,
+                          void *inout, const uint32_t *at, size_t n,
+                          void *ctx)
 {
-  (void)in, (void)inout, (void)at, (void)n, (void)ctx;
+  (void)in, (void)in_at, (void)inout, (void)at, (void)n, (void)ctx;
 }
 
 static void local_user(const void *in, void *inout, size_t n, void *ctx)
@@ -295,14 +309,15 @@ static void local_user(const void *in, void *inout, size_t n, void *ctx)
   u->fn(in, inout, n, u->userdata);
 }
 
-static void local_user_at(const void *in, void *inout, const uint32_t *at,
-                          size_t n, void *ctx)
+static void local_user_at(const void *in, const uint32_t *in_at,
+                          void *inout, const uint32_t *at, size_t n,
+                          void *ctx)
 {
   const user_op_t *u = ctx;
   size_t es = dart__types__dtype(u->dtype)->elem_size;
   for (size_t i = 0; i < n; i++)
-    u->fn((const char *)in + i * es, (char *)inout + (size_t)at[i] * es, 1,
-          u->userdata);
+    u->fn((const char *)in + (in_at ? in_at[i] : i) * es,
+          (char *)inout + (size_t)at[i] * es, 1, u->userdata);
 }
 
 dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
@@ -319,6 +334,7 @@ dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
     local->fn = replace ? local_replace : local_keep;
     local->at = replace ? local_replace_at : local_keep_at;
     local->ctx = (void *)t;
+    local->copies = replace;
     return DART_OK;
   }
   if (op == DART_OP_MINMAX) {
@@ -337,6 +353,7 @@ dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
     local->fn = local_user;
     local->at = local_user_at;
     local->ctx = dart__base__slots_get(&user_ops, id);
+    local->copies = false;
     return DART_OK;
   }
   /* dart__types__op_mpi admitted op for t: its loops exist */
@@ -344,6 +361,7 @@ dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
   local->fn = pair->fn;
   local->at = pair->at;
   local->ctx = NULL;
+  local->copies = false;
   return DART_OK;
 }
 

@@ -4,6 +4,7 @@
 
 #include <dart/dart_types.h>
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "types/datatype.h"
@@ -23,14 +24,16 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
 /*
  * A combination of elements in this process: fn(in, inout, n, ctx) sets
  * inout[i] to inout[i] op in[i] for n elements of the type (REPLACE copies
- * in, NO_OP leaves inout as it is); at(in, inout, idx, n, ctx) sets
- * inout[idx[i]] to inout[idx[i]] op in[i], in order of i.
+ * in, NO_OP leaves inout as it is); at(in, in_idx, inout, idx, n, ctx)
+ * sets inout[idx[i]] to inout[idx[i]] op in[in_idx[i]] (in_idx NULL:
+ * in[i]), in order of i.
  */
 typedef struct {
   void (*fn)(const void *in, void *inout, size_t n, void *ctx);
-  void (*at)(const void *in, void *inout, const uint32_t *idx, size_t n,
-             void *ctx);
+  void (*at)(const void *in, const uint32_t *in_idx, void *inout,
+             const uint32_t *idx, size_t n, void *ctx);
   void *ctx;
+  bool copies; /* REPLACE: fn and at copy in (callers may copy instead) */
 } dart__op_local_t;
 
 /*

@@ -5,8 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Runs shorter than this on average: index lists beat blocks. */
+/* Runs of fewer elements than this on average: operations other than
+ * copies take index lists, which their typed loops walk faster than a
+ * call per run. */
 #define MIN_AVG_RUN 8
+/* Blocks of fewer elements than this on average (scattered pairs): index
+ * lists only. Otherwise blocks are kept, which copies walk by typed
+ * strided loops (a strided column is one block of one-element runs). */
+#define MIN_AVG_BLOCK 8
 
 /* Whether run (a, b, len) continues blk as its next run in a row. */
 static int extends_row(dart__pattern_block_t *blk, int64_t a, int64_t b,
@@ -91,15 +97,23 @@ dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
     blocks[nb++] = (dart__pattern_block_t){.a = ak, .b = bk, .len = len,
                                         .n1 = 1, .n2 = 1};
   }
-  if (n < MIN_AVG_RUN * runs && fits_index_form(a, b, n)) {
-    free(blocks);
-    return index_form(a, b, n, p);
-  }
   /* boxes: rows at constant strides */
   size_t nbox = 0;
   for (size_t k = 0; k < nb; k++) {
     if (nbox > 0 && extends_box(&blocks[nbox - 1], &blocks[k])) continue;
     blocks[nbox++] = blocks[k];
+  }
+  const bool fits = fits_index_form(a, b, n);
+  if (fits && n < MIN_AVG_RUN * runs) {
+    dart_ret_t ret = index_form(a, b, n, p);
+    if (ret != DART_OK) {
+      free(blocks);
+      return ret;
+    }
+  }
+  if (p->a_at != NULL && n < MIN_AVG_BLOCK * nbox) {
+    free(blocks);
+    return DART_OK;
   }
   dart__pattern_block_t *shrunk = realloc(blocks, nbox * sizeof *blocks);
   p->blocks = shrunk ? shrunk : blocks;
@@ -131,7 +145,8 @@ bool dart__types__pattern_has_dups(const dart__pattern_t *p, bool b_side)
     const uint32_t *at = b_side ? p->b_at : p->a_at;
     for (size_t k = 0; k < p->nelem; k++) v[n++] = at ? at[k] : (int64_t)k;
   }
-  for (size_t k = 0; k < p->nblocks; k++) {
+  /* the blocks hold the same pairs where both forms are kept */
+  for (size_t k = 0; p->a_at == NULL && k < p->nblocks; k++) {
     const dart__pattern_block_t *blk = &p->blocks[k];
     int64_t start = b_side ? blk->b : blk->a;
     int64_t s1 = b_side ? blk->b1 : blk->a1, s2 = b_side ? blk->b2 : blk->a2;
@@ -147,34 +162,141 @@ bool dart__types__pattern_has_dups(const dart__pattern_t *p, bool b_side)
   return dups;
 }
 
-/* ---- the block form ---- */
+/* ---- the index form ---- */
 
 typedef struct {
-  char *a, *b, *c;
+  char *a, *b;
   size_t es;
   const dart__op_local_t *op;
 } run_ctx_t;
 
-/* Calls fn(ctx, a, b, len) for every run, in order; inlined with fn. */
-static inline __attribute__((always_inline)) void walk(
-    const dart__pattern_t *p,
-    void (*fn)(const run_ctx_t *r, int64_t a, int64_t b, size_t len),
-    const run_ctx_t *r)
+/* The operation over the index lists, by its indexed loop. */
+static void lists_apply(const dart__pattern_t *p, const run_ctx_t *r)
 {
-  for (size_t k = 0; k < p->nblocks; k++) {
-    const dart__pattern_block_t *blk = &p->blocks[k];
-    for (size_t i2 = 0; i2 < blk->n2; i2++) {
-      int64_t a = blk->a + (int64_t)i2 * blk->a2;
-      int64_t b = blk->b + (int64_t)i2 * blk->b2;
-      for (size_t i1 = 0; i1 < blk->n1; i1++, a += blk->a1, b += blk->b1)
-        fn(r, a, b, blk->len);
-    }
+  r->op->at(r->b, p->b_at, r->a, p->a_at, p->nelem, r->op->ctx);
+}
+
+static void lists_apply_to_b(const dart__pattern_t *p, const run_ctx_t *r)
+{
+  assert(p->b_at != NULL); /* apply_to_b writes arrays, not packed buffers */
+  r->op->at(r->a, p->a_at, r->b, p->b_at, p->nelem, r->op->ctx);
+}
+
+/* Which way a walk copies, where the operation is a copy. */
+typedef enum { NO_COPY, COPY_TO_B, COPY_TO_A } copy_t;
+
+/* The index form of a copy, in one pass. */
+static void index_copy(const dart__pattern_t *p, copy_t copy,
+                       const run_ctx_t *r)
+{
+  const uint32_t *ia = p->a_at, *ib = p->b_at;
+  const size_t n = p->nelem, es = r->es;
+#define MOVE(T)                                                            \
+  do {                                                                     \
+    T *a = (T *)(void *)r->a, *b = (T *)(void *)r->b;                      \
+    if (copy == COPY_TO_B && ib)                                           \
+      for (size_t k = 0; k < n; k++) b[ib[k]] = a[ia[k]];                  \
+    else if (copy == COPY_TO_B)                                            \
+      for (size_t k = 0; k < n; k++) b[k] = a[ia[k]];                      \
+    else if (ib)                                                           \
+      for (size_t k = 0; k < n; k++) a[ia[k]] = b[ib[k]];                  \
+    else                                                                   \
+      for (size_t k = 0; k < n; k++) a[ia[k]] = b[k];                      \
+    return;                                                                \
+  } while (0)
+  switch (es) {
+  case 1: MOVE(uint8_t);
+  case 2: MOVE(uint16_t);
+  case 4: MOVE(uint32_t);
+  case 8: MOVE(uint64_t);
+  default: break;
+  }
+#undef MOVE
+  for (size_t k = 0; k < n; k++) {
+    char *ak = r->a + (size_t)ia[k] * es;
+    char *bk = r->b + (ib ? ib[k] : k) * es;
+    if (copy == COPY_TO_B)
+      memcpy(bk, ak, es);
+    else
+      memcpy(ak, bk, es);
   }
 }
 
-static void run_copy(const run_ctx_t *r, int64_t a, int64_t b, size_t len)
+/* ---- the block form ---- */
+
+/* Runs shorter than this are copied by typed loops, not memcpy. */
+#define SHORT_RUN 8
+
+/* The copy of blk from side from (stride f1 and f2, in elements) to side
+ * to (t1, t2): typed loops where runs are short. */
+static void box_copy(const dart__pattern_block_t *blk, char *to, int64_t t1,
+                     int64_t t2, const char *from, int64_t f1, int64_t f2,
+                     size_t es)
 {
-  memcpy(r->b + b * (int64_t)r->es, r->a + a * (int64_t)r->es, len * r->es);
+  const size_t len = blk->len, n1 = blk->n1, n2 = blk->n2;
+#define BOX(T)                                                             \
+  do {                                                                     \
+    for (size_t i2 = 0; i2 < n2; i2++) {                                   \
+      T *d = (T *)(void *)to + (int64_t)i2 * t2;                           \
+      const T *s = (const T *)(const void *)from + (int64_t)i2 * f2;       \
+      if (len == 1)                                                        \
+        for (size_t i1 = 0; i1 < n1; i1++)                                 \
+          d[(int64_t)i1 * t1] = s[(int64_t)i1 * f1];                       \
+      else                                                                 \
+        for (size_t i1 = 0; i1 < n1; i1++, d += t1, s += f1)               \
+          for (size_t e = 0; e < len; e++) d[e] = s[e];                    \
+    }                                                                      \
+    return;                                                                \
+  } while (0)
+  if (len < SHORT_RUN) switch (es) {
+    case 1: BOX(uint8_t);
+    case 2: BOX(uint16_t);
+    case 4: BOX(uint32_t);
+    case 8: BOX(uint64_t);
+    default: break;
+    }
+#undef BOX
+  for (size_t i2 = 0; i2 < n2; i2++)
+    for (size_t i1 = 0; i1 < n1; i1++)
+      memcpy(to + ((int64_t)i2 * t2 + (int64_t)i1 * t1) * (int64_t)es,
+             from + ((int64_t)i2 * f2 + (int64_t)i1 * f1) * (int64_t)es,
+             len * es);
+}
+
+/* Every pair in order: copies block by block where there are blocks,
+ * other operations over the index lists where there are lists, else by
+ * one call of run per run; inlined with run and lists. */
+static inline __attribute__((always_inline)) void walk(
+    const dart__pattern_t *p,
+    void (*run)(const run_ctx_t *r, int64_t a, int64_t b, size_t len),
+    void (*lists)(const dart__pattern_t *p, const run_ctx_t *r), copy_t copy,
+    const run_ctx_t *r)
+{
+  if (copy != NO_COPY && p->blocks == NULL) {
+    index_copy(p, copy, r);
+    return;
+  }
+  if (copy == NO_COPY && p->a_at != NULL) {
+    lists(p, r);
+    return;
+  }
+  const int64_t es = (int64_t)r->es;
+  for (size_t k = 0; k < p->nblocks; k++) {
+    const dart__pattern_block_t *blk = &p->blocks[k];
+    char *a = r->a + blk->a * es, *b = r->b + blk->b * es;
+    if (copy == COPY_TO_B) {
+      box_copy(blk, b, blk->b1, blk->b2, a, blk->a1, blk->a2, r->es);
+    } else if (copy == COPY_TO_A) {
+      box_copy(blk, a, blk->a1, blk->a2, b, blk->b1, blk->b2, r->es);
+    } else {
+      for (size_t i2 = 0; i2 < blk->n2; i2++) {
+        int64_t ai = blk->a + (int64_t)i2 * blk->a2;
+        int64_t bi = blk->b + (int64_t)i2 * blk->b2;
+        for (size_t i1 = 0; i1 < blk->n1; i1++, ai += blk->a1, bi += blk->b1)
+          run(r, ai, bi, blk->len);
+      }
+    }
+  }
 }
 
 static void run_apply(const run_ctx_t *r, int64_t a, int64_t b, size_t len)
@@ -190,87 +312,29 @@ static void run_apply_to_b(const run_ctx_t *r, int64_t a, int64_t b,
             r->op->ctx);
 }
 
-/* ---- the index form: typed loops over chunks ---- */
-
-enum { CHUNK_BYTES = 4096 };
-
-/* dst[i] = src[at[i]] for n elements (at == NULL: src[i]) */
-static void gather(char *restrict dst, const char *restrict src,
-                   const uint32_t *at, size_t n, size_t es)
-{
-  if (at == NULL) {
-    memcpy(dst, src, n * es);
-    return;
-  }
-#define GATHER(T)                                                          \
-  for (size_t i = 0; i < n; i++)                                           \
-    ((T *)(void *)dst)[i] = ((const T *)(const void *)src)[at[i]];        \
-  return
-  switch (es) {
-  case 1: GATHER(uint8_t);
-  case 2: GATHER(uint16_t);
-  case 4: GATHER(uint32_t);
-  case 8: GATHER(uint64_t);
-  default:
-    for (size_t i = 0; i < n; i++)
-      memcpy(dst + i * es, src + (size_t)at[i] * es, es);
-  }
-#undef GATHER
-}
-
 void dart__types__pattern_pack(const dart__pattern_t *p, const char *a,
                                char *b, size_t es)
 {
-  if (p->a_at == NULL) {
-    run_ctx_t r = {.a = (char *)a, .b = b, .es = es};
-    walk(p, run_copy, &r);
-    return;
-  }
   assert(p->b_at == NULL);
-  gather(b, a, p->a_at, p->nelem, es);
+  run_ctx_t r = {.a = (char *)a, .b = b, .es = es};
+  walk(p, NULL, NULL, COPY_TO_B, &r);
 }
 
 void dart__types__pattern_apply(const dart__pattern_t *p, char *a,
                                 const char *b, size_t es,
                                 const dart__op_local_t *op)
 {
-  if (p->a_at == NULL) {
-    run_ctx_t r = {.a = a, .b = (char *)b, .es = es, .op = op};
-    walk(p, run_apply, &r);
-    return;
-  }
-  _Alignas(16) char tmp[CHUNK_BYTES];
-  size_t per = CHUNK_BYTES / es;
-  for (size_t k = 0; k < p->nelem; k += per) {
-    size_t n = p->nelem - k < per ? p->nelem - k : per;
-    const char *in = b + k * es;
-    if (p->b_at) {
-      gather(tmp, b, p->b_at + k, n, es);
-      in = tmp;
-    }
-    op->at(in, a, p->a_at + k, n, op->ctx);
-  }
+  run_ctx_t r = {.a = a, .b = (char *)b, .es = es, .op = op};
+  walk(p, run_apply, lists_apply, op->copies ? COPY_TO_A : NO_COPY, &r);
 }
 
 void dart__types__pattern_apply_to_b(const dart__pattern_t *p, const char *a,
                                      char *b, size_t es,
                                      const dart__op_local_t *op)
 {
-  if (p->a_at == NULL) {
-    run_ctx_t r = {.a = (char *)a, .b = b, .es = es, .op = op};
-    walk(p, run_apply_to_b, &r);
-    return;
-  }
-  _Alignas(16) char tmp[CHUNK_BYTES];
-  size_t per = CHUNK_BYTES / es;
-  for (size_t k = 0; k < p->nelem; k += per) {
-    size_t n = p->nelem - k < per ? p->nelem - k : per;
-    gather(tmp, a, p->a_at + k, n, es);
-    if (p->b_at)
-      op->at(tmp, b, p->b_at + k, n, op->ctx);
-    else
-      op->fn(tmp, b + k * es, n, op->ctx);
-  }
+  run_ctx_t r = {.a = (char *)a, .b = b, .es = es, .op = op};
+  walk(p, run_apply_to_b, lists_apply_to_b,
+       op->copies ? COPY_TO_B : NO_COPY, &r);
 }
 
 /* One pair of fetch (a run's elements are distinct, and pairs go in

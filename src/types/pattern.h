@@ -5,9 +5,11 @@
  * consecutive on both sides, runs at constant strides into rows and rows
  * at constant strides into boxes (the faces of 2-D and 3-D blocks), so
  * that the hot path walks a few blocks instead of an index per element.
- * Where the runs are short (scattered elements, strided columns) the
- * pattern keeps 32-bit index lists instead, walked by typed loops in
- * chunks.
+ * Where the runs are short the pattern also keeps 32-bit index lists,
+ * which operations other than copies walk by typed loops in chunks; where
+ * the blocks are small too (scattered elements) it keeps the lists only.
+ * Copies walk blocks by typed strided loops (a strided column is one
+ * block).
  */
 #ifndef DART__TYPES__PATTERN_H_
 #define DART__TYPES__PATTERN_H_
@@ -28,9 +30,10 @@ typedef struct {
 } dart__pattern_block_t;
 
 typedef struct {
-  dart__pattern_block_t *blocks; /* block form */
+  dart__pattern_block_t *blocks; /* block form (NULL: none) */
   size_t nblocks;
-  uint32_t *a_at, *b_at;      /* index form (a_at != NULL): pair k is
+  uint32_t *a_at, *b_at;      /* index form (a_at != NULL), of the same
+                                 pairs where both are kept: pair k is
                                  (a_at[k], b_at[k]), or (a_at[k], k)
                                  where b_at is NULL */
   size_t nelem;               /* pairs */
@@ -49,7 +52,7 @@ bool dart__types__pattern_has_dups(const dart__pattern_t *p, bool b_side);
 /* The operations on the pairs, elements of es bytes, in pair order:
  *   pack:  b[j] = a[i], where b is a packed buffer (built with b NULL)
  *   apply: a[i] = a[i] op b[j]
- *   apply_to_b: b[j] = b[j] op a[i]
+ *   apply_to_b: b[j] = b[j] op a[i], where b is an array (built with b)
  *   fetch: c[j] = a[i], then a[i] = a[i] op b[j] */
 void dart__types__pattern_pack(const dart__pattern_t *p, const char *a,
                                char *b, size_t es);
