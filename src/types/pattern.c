@@ -115,9 +115,14 @@ dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
     free(blocks);
     return DART_OK;
   }
+  size_t rows = 0;
+  for (size_t k = 0; k < nbox; k++) rows += blocks[k].n2;
   dart__pattern_block_t *shrunk = realloc(blocks, nbox * sizeof *blocks);
   p->blocks = shrunk ? shrunk : blocks;
   p->nblocks = nbox;
+  /* a loop per row costs more than an index per element where rows are
+   * short (two faces' columns interleaved) */
+  p->copy_blocks = p->a_at == NULL || n >= MIN_AVG_RUN * rows;
   return DART_OK;
 }
 
@@ -263,16 +268,16 @@ static void box_copy(const dart__pattern_block_t *blk, char *to, int64_t t1,
              len * es);
 }
 
-/* Every pair in order: copies block by block where there are blocks,
- * other operations over the index lists where there are lists, else by
- * one call of run per run; inlined with run and lists. */
+/* Every pair in order: copies block by block where the blocks' rows are
+ * long, other operations over the index lists where there are lists, else
+ * by one call of run per run; inlined with run and lists. */
 static inline __attribute__((always_inline)) void walk(
     const dart__pattern_t *p,
     void (*run)(const run_ctx_t *r, int64_t a, int64_t b, size_t len),
     void (*lists)(const dart__pattern_t *p, const run_ctx_t *r), copy_t copy,
     const run_ctx_t *r)
 {
-  if (copy != NO_COPY && p->blocks == NULL) {
+  if (copy != NO_COPY && !p->copy_blocks) {
     index_copy(p, copy, r);
     return;
   }

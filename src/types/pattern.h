@@ -8,8 +8,8 @@
  * Where the runs are short the pattern also keeps 32-bit index lists,
  * which operations other than copies walk by typed loops in chunks; where
  * the blocks are small too (scattered elements) it keeps the lists only.
- * Copies walk blocks by typed strided loops (a strided column is one
- * block).
+ * Copies walk blocks by typed strided loops where their rows are long
+ * (a strided column is one block of one row), else the lists.
  */
 #ifndef DART__TYPES__PATTERN_H_
 #define DART__TYPES__PATTERN_H_
@@ -37,6 +37,7 @@ typedef struct {
                                  (a_at[k], b_at[k]), or (a_at[k], k)
                                  where b_at is NULL */
   size_t nelem;               /* pairs */
+  bool copy_blocks;           /* copies walk the blocks (long rows) */
 } dart__pattern_t;
 
 /* The pattern of n element pairs (a[k], b[k]), in this order (b == NULL:
