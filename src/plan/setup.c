@@ -369,10 +369,10 @@ static int shifted_cmp(const void *x, const void *y)
  * peer's roots lie): grouped by the offset from leaf to root, each group
  * in the graph's order. A halo's faces are such groups, and each turns
  * into one box of the pattern, where the graph's order (by root)
- * interleaves the faces that meet at an edge of the block. Kept only where
+ * interleaves the faces that meet at an edge of the block. Only where
  * every root still sees its leaves in ascending leaf number (the order
- * reductions promise); order[k]: the k-th edge's rank. NULL without
- * memory, the graph's order then.
+ * reductions promise); order[k]: the k-th edge's rank. NULL where that
+ * fails or without memory: the graph's order then.
  */
 static size_t *local_order(const edge_t *edges, size_t count)
 {
@@ -390,10 +390,7 @@ static size_t *local_order(const edge_t *edges, size_t count)
   }
   /* edges of one root are adjacent in the graph's order, by leaf number */
   for (size_t i = 1; i < count; i++)
-    if (edges[i].root == edges[i - 1].root && pos[i] < pos[i - 1]) {
-      for (size_t k = 0; k < count; k++) order[k] = k;
-      break;
-    }
+    if (edges[i].root == edges[i - 1].root && pos[i] < pos[i - 1]) goto fail;
   free(pos);
   free(s);
   return order;
