@@ -103,8 +103,7 @@ dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
     if (nbox > 0 && extends_box(&blocks[nbox - 1], &blocks[k])) continue;
     blocks[nbox++] = blocks[k];
   }
-  const bool fits = fits_index_form(a, b, n);
-  if (fits && n < MIN_AVG_RUN * runs) {
+  if (n < MIN_AVG_RUN * runs && fits_index_form(a, b, n)) {
     dart_ret_t ret = index_form(a, b, n, p);
     if (ret != DART_OK) {
       free(blocks);
@@ -175,7 +174,28 @@ typedef struct {
   const dart__op_local_t *op;
 } run_ctx_t;
 
-/* The operation over the index lists, by its indexed loop. */
+/* The index lists walked in one pass: a pack gathers into its packed
+ * buffer; the operations (REPLACE too) take their indexed loop. */
+static void lists_pack(const dart__pattern_t *p, const run_ctx_t *r)
+{
+  const uint32_t *at = p->a_at;
+  const size_t n = p->nelem, es = r->es;
+#define GATHER(T)                                                          \
+  for (size_t k = 0; k < n; k++)                                           \
+    ((T *)(void *)r->b)[k] = ((const T *)(const void *)r->a)[at[k]];       \
+  return
+  switch (es) {
+  case 1: GATHER(uint8_t);
+  case 2: GATHER(uint16_t);
+  case 4: GATHER(uint32_t);
+  case 8: GATHER(uint64_t);
+  default:
+    for (size_t k = 0; k < n; k++)
+      memcpy(r->b + k * es, r->a + (size_t)at[k] * es, es);
+  }
+#undef GATHER
+}
+
 static void lists_apply(const dart__pattern_t *p, const run_ctx_t *r)
 {
   r->op->at(r->b, p->b_at, r->a, p->a_at, p->nelem, r->op->ctx);
@@ -189,43 +209,6 @@ static void lists_apply_to_b(const dart__pattern_t *p, const run_ctx_t *r)
 
 /* Which way a walk copies, where the operation is a copy. */
 typedef enum { NO_COPY, COPY_TO_B, COPY_TO_A } copy_t;
-
-/* The index form of a copy, in one pass. */
-static void index_copy(const dart__pattern_t *p, copy_t copy,
-                       const run_ctx_t *r)
-{
-  const uint32_t *ia = p->a_at, *ib = p->b_at;
-  const size_t n = p->nelem, es = r->es;
-#define MOVE(T)                                                            \
-  do {                                                                     \
-    T *a = (T *)(void *)r->a, *b = (T *)(void *)r->b;                      \
-    if (copy == COPY_TO_B && ib)                                           \
-      for (size_t k = 0; k < n; k++) b[ib[k]] = a[ia[k]];                  \
-    else if (copy == COPY_TO_B)                                            \
-      for (size_t k = 0; k < n; k++) b[k] = a[ia[k]];                      \
-    else if (ib)                                                           \
-      for (size_t k = 0; k < n; k++) a[ia[k]] = b[ib[k]];                  \
-    else                                                                   \
-      for (size_t k = 0; k < n; k++) a[ia[k]] = b[k];                      \
-    return;                                                                \
-  } while (0)
-  switch (es) {
-  case 1: MOVE(uint8_t);
-  case 2: MOVE(uint16_t);
-  case 4: MOVE(uint32_t);
-  case 8: MOVE(uint64_t);
-  default: break;
-  }
-#undef MOVE
-  for (size_t k = 0; k < n; k++) {
-    char *ak = r->a + (size_t)ia[k] * es;
-    char *bk = r->b + (ib ? ib[k] : k) * es;
-    if (copy == COPY_TO_B)
-      memcpy(bk, ak, es);
-    else
-      memcpy(ak, bk, es);
-  }
-}
 
 /* ---- the block form ---- */
 
@@ -277,11 +260,7 @@ static inline __attribute__((always_inline)) void walk(
     void (*lists)(const dart__pattern_t *p, const run_ctx_t *r), copy_t copy,
     const run_ctx_t *r)
 {
-  if (copy != NO_COPY && !p->copy_blocks) {
-    index_copy(p, copy, r);
-    return;
-  }
-  if (copy == NO_COPY && p->a_at != NULL) {
+  if (p->a_at != NULL && (copy == NO_COPY || !p->copy_blocks)) {
     lists(p, r);
     return;
   }
@@ -322,7 +301,7 @@ void dart__types__pattern_pack(const dart__pattern_t *p, const char *a,
 {
   assert(p->b_at == NULL);
   run_ctx_t r = {.a = (char *)a, .b = b, .es = es};
-  walk(p, NULL, NULL, COPY_TO_B, &r);
+  walk(p, NULL, lists_pack, COPY_TO_B, &r);
 }
 
 void dart__types__pattern_apply(const dart__pattern_t *p, char *a,
