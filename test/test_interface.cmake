@@ -11,7 +11,7 @@ set_target_properties(test_interface PROPERTIES ENABLE_EXPORTS ON)
 target_compile_options(test_interface PRIVATE -pedantic)
 
 set(DART_EXTENSION_HEADERS dart_ext.h dart_memkind.h dart_signal.h
-                            dart_plan.h)
+                            dart_plan.h dart_am.h)
 string(JOIN "," extension_headers ${DART_EXTENSION_HEADERS})
 set(table_check ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_interface_table.cmake)
 add_test(NAME interface.table

@@ -100,6 +100,10 @@ static const env_var_t env_table[] = {
    "a plan's bcast messages of this size and more are read in place by "
    "node peers where the roots lie in global memory (dart_plan.h)",
    offsetof(dart__config_t, plan_lend)},
+  {"DART_AM_QUEUE", ENV_SIZE, "64K",
+   "bytes of active messages each unit may have queued to another, sent "
+   "in fragments of an eighth (dart_am.h; 1K at least)",
+   offsetof(dart__config_t, am_queue)},
   {"DART_TOPOLOGY", ENV_STRING, "",
    "hwloc topology of every node: empty = this machine, *.xml = an XML "
    "file, else a synthetic description",

@@ -34,6 +34,7 @@ typedef struct {
   int gpu_emulate;        /* DART_GPU_EMULATE, devices emulated */
   char topology[DART__ENV_STRING_MAX]; /* DART_TOPOLOGY, empty = this machine */
   size_t plan_lend;       /* DART_PLAN_LEND, bytes */
+  size_t am_queue;        /* DART_AM_QUEUE, bytes */
 } dart__config_t;
 
 extern dart__config_t dart__base__config;

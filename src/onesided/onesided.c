@@ -479,7 +479,10 @@ static dart_ret_t complete(const char *func, dart_handle_t *handle, bool local)
   const dart__path_ops_t *path = dart__transport__paths[h->path];
   dart__team_t *team = dart__team__get(h->team);
   dart_ret_t ret = DART_OK;
-  if (h->event != NULL) {
+  bool done;
+  if (h->complete != NULL) {
+    ret = h->complete(func, h, true, &done);
+  } else if (h->event != NULL) {
     void *event = h->event;
     h->event = NULL; /* waited for, or gone with a failure */
     ret = dart__gpu__event_wait(func, event);
@@ -550,6 +553,18 @@ test_all(const char *func, dart_handle_t handles[], size_t n, bool local,
   if (result == NULL) {
     DART_LOG_ERROR_IN(func, "result is NULL");
     return DART_ERR_INVAL;
+  }
+  /* an active message's call completes once its target ran the handler,
+   * which may take as long as the target computes: not waited for here */
+  for (size_t i = 0; i < n && handles != NULL && dart__rt.initialized; i++) {
+    dart_handle_t h = handles[i];
+    bool done = true;
+    if (h != DART_HANDLE_NULL && dart__onesided__handle_live(h) &&
+        h->complete != NULL && h->complete(func, h, false, &done) == DART_OK &&
+        !done) {
+      *result = 0;
+      return DART_OK;
+    }
   }
   dart_ret_t ret = wait_all(func, handles, n, local);
   if (ret == DART_OK) *result = 1;
@@ -624,6 +639,8 @@ dart_ret_t dart_handle_free(dart_handle_t *handle)
   if (ret != DART_OK || *handle == DART_HANDLE_NULL) return ret;
   /* the operation still completes; a flush makes it visible */
   if ((*handle)->event != NULL) dart__gpu__event_drop((*handle)->event);
+  /* a call's reply, when it comes, is dropped */
+  atomic_store_explicit(&(*handle)->am.state, 0, memory_order_release);
   dart__onesided__handle_release(*handle);
   *handle = DART_HANDLE_NULL;
   return DART_OK;

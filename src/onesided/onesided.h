@@ -55,6 +55,21 @@ struct dart_handle_struct {
   /* the mpi path's compare-and-swap operands, which MPI reads until the
    * operation completes */
   uint64_t operands[2];
+  /* Completes a handle that is no transfer's (an active message's call,
+   * am/am.c; NULL for transfers): waits until it is done, or where !wait
+   * says whether it is (*done); logs as func where it fails. */
+  dart_ret_t (*complete)(const char *func, struct dart_handle_struct *h,
+                         bool wait, bool *done);
+  /* an active message's call (am/am.c): where its reply goes */
+  struct {
+    _Atomic int state; /* am.h's DART__AM_CALL_*; 0: none (a reply that
+                        * comes is dropped) */
+    uint32_t seq;      /* the call's, which its reply repeats */
+    void *reply;
+    size_t capacity;
+    size_t len;
+    size_t *reply_len;
+  } am;
   struct dart_handle_struct *next_free;
 };
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "am/am.h"
 #include "base/env.h"
 #include "base/runtime.h"
 #include "globmem/globmem.h"
@@ -250,7 +251,8 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   dart__team__on_release(dart__onesided__team_release);
   dart__team__on_release(dart__globmem__segtab_fini);
   if ((ret = dart__plan__init()) != DART_OK) goto fail_op;
-  if ((ret = dart__team__init_all()) != DART_OK) goto fail_plan;
+  if ((ret = dart__am__init()) != DART_OK) goto fail_plan;
+  if ((ret = dart__team__init_all()) != DART_OK) goto fail_am;
   if ((ret = paths[DART__PATH_MPI]->init()) != DART_OK) goto fail_teams;
   dart__rt.transport = DART__TRANSPORT_MPI; /* until UCX starts */
   dart__rt.remote_path = DART__PATH_MPI;
@@ -289,6 +291,8 @@ fail_mpi:
   paths[DART__PATH_MPI]->fini();
 fail_teams:
   dart__team__fini_all();
+fail_am:
+  dart__am__fini();
 fail_plan:
   dart__plan__fini();
 fail_op:
@@ -339,6 +343,7 @@ dart_ret_t dart_exit(void)
   paths[DART__PATH_CMA]->fini();
   if (paths[DART__PATH_UCX] != NULL) paths[DART__PATH_UCX]->fini();
   paths[DART__PATH_MPI]->fini();
+  dart__am__fini();
   dart__plan__fini();
   dart__types__op_fini();
   dart__types__dtype_fini();

@@ -45,6 +45,8 @@ typedef struct dart__team {
   /* each path's own state for the team (NULL: none yet), which the path
    * frees at the team's release (MPI's window) */
   void *paths[DART_PATH_COUNT];
+  /* its active messages (am/am.h), from the first registration on */
+  struct dart__am_team *am;
 } dart__team_t;
 
 extern dart__team_t *dart__team__table[DART__MAX_TEAMS];

@@ -26,6 +26,8 @@ typedef struct dart__team dart__team_t;
 typedef struct dart__segment dart__segment_t;
 typedef struct dart__target dart__target_t;
 typedef struct dart__route_cache dart__route_cache_t;
+typedef struct dart__am_team dart__am_team_t;
+typedef struct dart__am_frag dart__am_frag_t;
 
 /* How a unit's part is reached (dart_path_t values). */
 enum {
@@ -278,6 +280,25 @@ typedef struct {
    * peers' operations while it waits. */
   dart_ret_t (*barrier)(const char *func, void *b);
   void (*barrier_destroy)(void *b);
+
+  /* ---- active messages (am/am.h) ---- */
+  /* Collective over am's team: opens the path's queues towards the team
+   * units whose am->path it is, and from them; close at the team's end. */
+  dart_ret_t (*am_open)(const char *func, dart__am_team_t *am);
+  void (*am_close)(dart__am_team_t *am);
+  /* Queues one fragment (f, then f->bytes of payload) to team unit u;
+   * *queued false, with nothing done, while u's queue has no room. Never
+   * waits. */
+  dart_ret_t (*am_send)(const char *func, dart__am_team_t *am, int u,
+                        const dart__am_frag_t *f, const void *payload,
+                        bool *queued);
+  /* Hands the fragments that arrived to dart__am__deliver, each origin's
+   * in order; how many. Never waits. */
+  unsigned (*am_poll)(dart__am_team_t *am);
+  /* *ran: whether u has run at least count messages from this unit (it
+   * may ask u, and answer later). Never waits. */
+  dart_ret_t (*am_ran)(const char *func, dart__am_team_t *am, int u,
+                       uint64_t count, bool *ran);
 } dart__path_ops_t;
 
 /* The paths by route (dart_path_t), and operations counted per path
@@ -373,6 +394,25 @@ extern const dart__path_ops_t dart__path_ucx;
 #endif
 extern const dart__path_ops_t dart__path_ipc;
 extern const dart__path_ops_t dart__path_stage;
+
+/* The am_* slots of the shm and mpi paths, which the active messages'
+ * module keeps (am/shm.c: node peers' rings, am/mpi.c: MPI two-sided). */
+dart_ret_t dart__am__shm_open(const char *func, dart__am_team_t *am);
+void dart__am__shm_close(dart__am_team_t *am);
+dart_ret_t dart__am__shm_send(const char *func, dart__am_team_t *am, int u,
+                              const dart__am_frag_t *f, const void *payload,
+                              bool *queued);
+unsigned dart__am__shm_poll(dart__am_team_t *am);
+dart_ret_t dart__am__shm_ran(const char *func, dart__am_team_t *am, int u,
+                             uint64_t count, bool *ran);
+dart_ret_t dart__am__mpi_open(const char *func, dart__am_team_t *am);
+void dart__am__mpi_close(dart__am_team_t *am);
+dart_ret_t dart__am__mpi_send(const char *func, dart__am_team_t *am, int u,
+                              const dart__am_frag_t *f, const void *payload,
+                              bool *queued);
+unsigned dart__am__mpi_poll(dart__am_team_t *am);
+dart_ret_t dart__am__mpi_ran(const char *func, dart__am_team_t *am, int u,
+                             uint64_t count, bool *ran);
 
 /* Whether path is built and works here (its usable slot). */
 static inline bool dart__transport__usable(int path)

@@ -1,0 +1,97 @@
+/*
+ * Active messages (dart_am.h): what the module shares with the paths that
+ * carry its messages.
+ *
+ * A message travels as fragments in order: a 32-byte header each, then
+ * up to frag_payload bytes of the message. The paths queue and deliver
+ * fragments through their operation table's am_* slots (transport.h):
+ * shm through rings in node-shared memory (am/shm.c), mpi through
+ * two-sided messages on a communicator of the team's own (am/mpi.c); a
+ * path hands each fragment that arrived to dart__am__deliver, in the
+ * order its origin queued them. am.c splits and joins messages, runs the
+ * handlers, returns replies and completes calls.
+ */
+#ifndef DART__AM__AM_H_
+#define DART__AM__AM_H_
+
+#include <dart/dart_am.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onesided/onesided.h"
+#include "team/team.h"
+
+typedef enum {
+  DART__AM_SEND = 1,  /* a message without reply */
+  DART__AM_CALL = 2,  /* a message whose handler's reply goes back */
+  DART__AM_REPLY = 3, /* a call's reply (token, seq: the call's) */
+  DART__AM_FAILED = 4 /* a call's handler broke its max_reply */
+} dart__am_kind_t;
+
+typedef struct dart__am_frag {
+  uint32_t bytes; /* of the message in this fragment */
+  uint16_t kind;  /* dart__am_kind_t, or a path's own (below 0x100 are
+                   * am.c's) */
+  uint16_t pad;
+  uint32_t index; /* the handler's */
+  uint32_t seq;   /* a call's, which its reply repeats */
+  uint64_t len;   /* the whole message's bytes */
+  uint64_t token; /* a call's handle, which its reply repeats; a path's
+                   * own kinds: theirs */
+} dart__am_frag_t;
+_Static_assert(sizeof(dart__am_frag_t) == 32, "fragment header size");
+
+typedef struct dart__am_team dart__am_team_t;
+
+/* What the paths see of a team's messages. */
+struct dart__am_team {
+  dart__team_t *team;
+  size_t queue;        /* DART_AM_QUEUE: bytes each pair may have queued */
+  size_t frag_payload; /* message bytes per fragment */
+  bool threads;        /* several threads may call (DART_THREAD_MULTIPLE) */
+  int *path;           /* team unit -> the path of its messages */
+  void *paths[DART_PATH_COUNT]; /* each path's own state */
+};
+
+/* A fragment that came from team unit origin (payload: f->bytes), handed
+ * over by its path in order; done once it returns. Runs handlers. */
+void dart__am__deliver(dart__am_team_t *am, int origin,
+                       const dart__am_frag_t *f, const void *payload);
+
+/* Messages from origin whose handlers have run (for the paths' flush). */
+uint64_t dart__am__ran(const dart__am_team_t *am, int origin);
+
+/* A path's spin lock (its state shared between threads, held for a few
+ * instructions, never across a wait), taken only where am->threads. */
+static inline void dart__am__lock(const dart__am_team_t *am, atomic_flag *l)
+{
+  if (!am->threads) return;
+  while (atomic_flag_test_and_set_explicit(l, memory_order_acquire)) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+static inline void dart__am__unlock(const dart__am_team_t *am,
+                                    atomic_flag *l)
+{
+  if (am->threads) atomic_flag_clear_explicit(l, memory_order_release);
+}
+
+/* A call's handle (onesided.h, h->am.state): waiting for the reply, the
+ * reply there, or the handler failed. */
+enum {
+  DART__AM_CALL_NONE = 0, /* not a call */
+  DART__AM_CALL_WAITING = 1,
+  DART__AM_CALL_DONE = 2,
+  DART__AM_CALL_FAILED = 3
+};
+
+/* At dart_init (the progress source, the team release) and dart_exit. */
+dart_ret_t dart__am__init(void);
+void dart__am__fini(void);
+
+#endif
