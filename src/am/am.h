@@ -90,6 +90,42 @@ enum {
   DART__AM_CALL_FAILED = 3
 };
 
+/*
+ * A two-sided wire (MPI's messages, UCX's active messages) that keeps each
+ * pair's order, under the credits of twosided.c, which makes the am_*
+ * slots of a path from it. None of its functions waits.
+ */
+/* Sends in flight at once: DART__AM_SEND_BUFS fragments from this unit,
+ * and one control message per team unit (slot DART__AM_SEND_BUFS + u). */
+#define DART__AM_SEND_BUFS 16
+
+typedef struct {
+  /* Starts sending len bytes at buf (kept until it is sent) to team unit
+   * u, in send slot slot. */
+  dart_ret_t (*send)(const char *func, void *w, int u, const void *buf,
+                     size_t len, int slot);
+  /* Whether the send in slot is done. */
+  bool (*sent)(void *w, int slot);
+  /* Lets the send in slot complete by itself (at the team's end). */
+  void (*forget)(void *w, int slot);
+  /* The next message that arrived, if any: its origin and bytes, valid
+   * until release. */
+  bool (*recv)(void *w, int *origin, const void **buf, size_t *len);
+  void (*release)(void *w);
+} dart__am_wire_t;
+
+typedef struct dart__am_twosided dart__am_twosided_t;
+dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
+                                   const dart__am_wire_t *wire, void *w,
+                                   dart__am_twosided_t **out);
+void dart__am__twosided_close(dart__am_twosided_t *t);
+dart_ret_t dart__am__twosided_send(const char *func, dart__am_twosided_t *t,
+                                   int u, const dart__am_frag_t *f,
+                                   const void *payload, bool *queued);
+unsigned dart__am__twosided_poll(dart__am_twosided_t *t);
+dart_ret_t dart__am__twosided_ran(dart__am_twosided_t *t, int u,
+                                  uint64_t count, bool *ran);
+
 /* At dart_init (the progress source, the team release) and dart_exit. */
 dart_ret_t dart__am__init(void);
 void dart__am__fini(void);

@@ -43,7 +43,8 @@ static dart_ret_t ucx_init(void)
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 |
+                    UCP_FEATURE_AM,
         .mt_workers_shared = 0};
     status = ucp_init(&params, config, &dart__ucx.context);
     ucp_config_release(config);
@@ -208,4 +209,9 @@ const dart__path_ops_t dart__path_ucx = {
     .barrier_create = dart__ucx__barrier_create,
     .barrier = dart__ucx__barrier,
     .barrier_destroy = dart__ucx__barrier_destroy,
+    .am_open = dart__ucx__am_open,
+    .am_close = dart__ucx__am_close,
+    .am_send = dart__ucx__am_send,
+    .am_poll = dart__ucx__am_poll,
+    .am_ran = dart__ucx__am_ran,
 };

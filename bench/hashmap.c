@@ -1,0 +1,81 @@
+/*
+ * Hash-map inserts and finds per second (examples/hashmap.h): the atomics
+ * version (compare-and-swap, put, atomic publish: three round trips or
+ * more per insert) and the active-message version (one call to the key's
+ * owner), side by side in one run. Every unit inserts N random keys, then
+ * finds them all; the rate is all units' operations over the slowest
+ * unit's time, the median of the repetitions. Finds are checked.
+ *
+ *   dartrun -n 4 bench_hashmap [--smoke] [--layout L] [--reps R] [N]
+ *
+ * Rows: hashmap,{insert,find},{atomics,am},<layout>,<units>,N,<Mops/s>
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dart/dart.h>
+
+#include "bench.h"
+#include "hashmap.h"
+
+static uint64_t key_of(int unit, int rep, uint64_t i)
+{
+  return example_hash(((uint64_t)unit << 48) ^ ((uint64_t)rep << 40) ^ i) |
+         1; /* never 0 */
+}
+
+/* Seconds the slowest unit took since start. */
+static double slowest(double start)
+{
+  double mine = bench_now() - start, most;
+  TRY(dart_allreduce(&mine, &most, 1, DART_TYPE_DOUBLE, DART_OP_MAX,
+                     DART_TEAM_ALL));
+  return most;
+}
+
+int main(int argc, char **argv)
+{
+  TRY(dart_init(&argc, &argv));
+  bench_opts_t o;
+  int i = bench_parse(argc, argv, &o);
+  dart_global_unit_t me;
+  size_t units;
+  TRY(dart_myid(&me));
+  TRY(dart_size(&units));
+  uint64_t n = i < argc ? strtoull(argv[i], NULL, 0) : 20000;
+  if (o.smoke) n = 200;
+  if (o.reps > 5) o.reps = 5;
+  long wrong = 0;
+  for (int am = 0; am <= 1; am++) {
+    hashmap_t m;
+    hm_create(&m, n * 10 / 7 + 1, am);
+    double insert[16], find[16];
+    for (int rep = 0; rep < o.reps; rep++) {
+      hm_clear(&m);
+      double start = bench_now();
+      for (uint64_t k = 0; k < n; k++)
+        if (hm_insert(&m, key_of(me.id, rep, k), k) == TABLE_FULL) wrong++;
+      insert[rep] = (double)(n * units) / slowest(start) * 1e-6;
+      start = bench_now();
+      for (uint64_t k = 0; k < n; k++) {
+        uint64_t v;
+        if (!hm_find(&m, key_of(me.id, rep, k), &v) || v != k) wrong++;
+      }
+      find[rep] = (double)(n * units) / slowest(start) * 1e-6;
+    }
+    hm_destroy(&m);
+    if (me.id == 0) {
+      const char *impl = am ? "am" : "atomics";
+      bench_row(&o, "hashmap", "insert", impl, (int)units, n,
+                bench_median(insert, o.reps), "Mops/s");
+      bench_row(&o, "hashmap", "find", impl, (int)units, n,
+                bench_median(find, o.reps), "Mops/s");
+    }
+  }
+  long all = 0;
+  TRY(dart_allreduce(&wrong, &all, 1, DART_TYPE_LONG, DART_OP_SUM,
+                     DART_TEAM_ALL));
+  if (me.id == 0 && all > 0)
+    fprintf(stderr, "bench_hashmap: %ld failed inserts or wrong finds\n",
+            all);
+  TRY(dart_exit());
+  return all == 0 ? 0 : 1;
+}

@@ -1,0 +1,267 @@
+/*
+ * A distributed hash map on global memory, in two versions (examples/
+ * hashmap.c tests them, bench/hashmap.c measures them):
+ *
+ * Atomics: a table of fixed capacity (open addressing, linear probing) is
+ * spread over all units; any unit inserts and finds any key, with no locks
+ * and no help from the owner of the slot. A slot is three 64-bit words
+ * {state, key, value}. An insert claims an EMPTY slot by compare-and-swap
+ * to BUSY, writes key and value with a plain put, and publishes them by
+ * setting the state FULL atomically. A find reads the state atomically
+ * and reads key and value only when it is FULL. The key is written once,
+ * before FULL, so a plain get reads it; the value may be replaced later by
+ * another insert of the same key, so it is read and replaced with atomics
+ * only (DART's rule: words that change concurrently are accessed with
+ * atomics; plain put/get are not atomic with respect to them). An insert
+ * costs three round trips or more, a find two or more.
+ *
+ * Active messages (dart_am.h): each key lives on the unit its hash names,
+ * probing within that unit's part; an insert or a find is one call to
+ * that unit, whose handler works on its own memory with plain loads and
+ * stores (a team's handlers run one at a time).
+ */
+#ifndef DART_EXAMPLES_HASHMAP_H_
+#define DART_EXAMPLES_HASHMAP_H_
+
+#include <dart/dart.h>
+#include <dart/dart_am.h>
+#include <sched.h>
+#include <string.h>
+
+#include "example.h"
+
+#define U64 DART_TYPE_ULONGLONG
+
+enum { EMPTY = 0, BUSY = 1, FULL = 2 };  /* slot states */
+enum { STATE, KEY, VALUE, WORDS };       /* the words of a slot */
+typedef enum { INSERTED, REPLACED, TABLE_FULL } insert_result_t;
+
+typedef struct {
+  dart_gptr_t slots;  /* unit 0, offset 0 */
+  uint64_t per_unit;  /* slots on each unit */
+  uint64_t total;     /* per_unit * units */
+  uint64_t *local;    /* my part */
+  int am;             /* the active-message version */
+  dart_am_id_t insert_id, find_id;
+} hashmap_t;
+
+/* Word w of global slot s: unit s / per_unit holds it. */
+static inline dart_gptr_t word(const hashmap_t *m, uint64_t s, int w)
+{
+  dart_gptr_t g = m->slots;
+  g.unitid = (dart_unit_t)(s / m->per_unit);
+  g.addr_or_offs.offset = (s % m->per_unit * WORDS + (uint64_t)w) *
+                          sizeof(uint64_t);
+  return g;
+}
+
+/* An atomic read: the word may change while we read it. */
+static inline uint64_t load(dart_gptr_t g)
+{
+  uint64_t v;
+  TRY(dart_fetch_and_op(g, NULL, &v, U64, DART_OP_NO_OP));
+  return v;
+}
+
+/* An atomic write. DART (as DART-MPI) completes dart_accumulate at the
+ * flush; ours on return already, so the flush is cheap but keeps the
+ * code portable. */
+static inline void store(dart_gptr_t g, uint64_t v)
+{
+  TRY(dart_accumulate(g, &v, 1, U64, DART_OP_REPLACE));
+  TRY(dart_flush(g));
+}
+
+/* Insert key, or replace its value if it is there already (atomics). */
+static inline insert_result_t hm_insert_atomics(const hashmap_t *m,
+                                                uint64_t key, uint64_t value)
+{
+  uint64_t h = example_hash(key) % m->total;
+  for (uint64_t i = 0; i < m->total; i++) {
+    uint64_t s = (h + i) % m->total; /* wraps over units */
+    uint64_t empty = EMPTY, busy = BUSY, state;
+    TRY(dart_compare_and_swap(word(m, s, STATE), &busy, &empty, &state, U64));
+    if (state == EMPTY) {
+      /* The slot is ours and nobody reads key or value before FULL: a
+       * plain put. It is complete at the target on return (else a
+       * dart_flush would be needed here), so FULL cannot overtake it. */
+      uint64_t kv[2] = {key, value};
+      TRY(dart_put_blocking(word(m, s, KEY), kv, 2, U64, U64));
+      store(word(m, s, STATE), FULL);
+      return INSERTED;
+    }
+    /* Another insert is writing this slot, maybe of our key: wait for it,
+     * so that a key never ends up in two slots. */
+    while (state == BUSY) {
+      sched_yield(); /* oversubscribed cores: let the writer run */
+      state = load(word(m, s, STATE));
+    }
+    uint64_t k; /* FULL, read atomically above: the key is complete */
+    TRY(dart_get_blocking(&k, word(m, s, KEY), 1, U64, U64));
+    if (k == key) {
+      store(word(m, s, VALUE), value); /* finds may be reading it */
+      return REPLACED;
+    }
+  }
+  return TABLE_FULL;
+}
+
+/* 1 and *value if key is in the map, else 0. Never waits (atomics). */
+static inline int hm_find_atomics(const hashmap_t *m, uint64_t key,
+                                  uint64_t *value)
+{
+  uint64_t h = example_hash(key) % m->total;
+  for (uint64_t i = 0; i < m->total; i++) {
+    uint64_t s = (h + i) % m->total;
+    uint64_t state = load(word(m, s, STATE));
+    /* an insert of key would have taken this slot or an earlier one */
+    if (state == EMPTY) return 0;
+    /* an insert still writing: not in the map yet, and as a key is in
+     * one slot at most, it cannot be in a later one either */
+    if (state == BUSY) continue;
+    uint64_t k;
+    TRY(dart_get_blocking(&k, word(m, s, KEY), 1, U64, U64));
+    if (k == key) {
+      *value = load(word(m, s, VALUE));
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- the active-message version: the owner's handlers ---- */
+
+/* Where key lives: its unit, and the slot its probing starts at there. */
+static inline int hm_owner(const hashmap_t *m, uint64_t key, uint64_t *start)
+{
+  uint64_t h = example_hash(key) % m->total;
+  *start = h % m->per_unit;
+  return (int)(h / m->per_unit);
+}
+
+/* At the owner: payload {key, value}; replies an insert_result_t. */
+static inline void hm_insert_handler(dart_team_unit_t origin,
+                                     const void *payload, size_t len,
+                                     void *reply, size_t *reply_len,
+                                     void *context)
+{
+  (void)origin;
+  (void)len;
+  const hashmap_t *m = context;
+  uint64_t kv[2], start, result = TABLE_FULL;
+  memcpy(kv, payload, sizeof kv);
+  hm_owner(m, kv[0], &start);
+  for (uint64_t i = 0; i < m->per_unit; i++) {
+    uint64_t *slot = m->local + (start + i) % m->per_unit * WORDS;
+    if (slot[STATE] == EMPTY || slot[KEY] == kv[0]) {
+      result = slot[STATE] == EMPTY ? INSERTED : REPLACED;
+      slot[STATE] = FULL;
+      slot[KEY] = kv[0];
+      slot[VALUE] = kv[1];
+      break;
+    }
+  }
+  memcpy(reply, &result, sizeof result);
+  *reply_len = sizeof result;
+}
+
+/* At the owner: payload the key; replies {found, value}. */
+static inline void hm_find_handler(dart_team_unit_t origin,
+                                   const void *payload, size_t len,
+                                   void *reply, size_t *reply_len,
+                                   void *context)
+{
+  (void)origin;
+  (void)len;
+  const hashmap_t *m = context;
+  uint64_t key, start, found[2] = {0, 0};
+  memcpy(&key, payload, sizeof key);
+  hm_owner(m, key, &start);
+  for (uint64_t i = 0; i < m->per_unit; i++) {
+    const uint64_t *slot = m->local + (start + i) % m->per_unit * WORDS;
+    if (slot[STATE] == EMPTY) break;
+    if (slot[KEY] == key) {
+      found[0] = 1;
+      found[1] = slot[VALUE];
+      break;
+    }
+  }
+  memcpy(reply, found, sizeof found);
+  *reply_len = sizeof found;
+}
+
+/* ---- both versions ---- */
+
+static inline insert_result_t hm_insert(const hashmap_t *m, uint64_t key,
+                                 uint64_t value)
+{
+  if (!m->am) return hm_insert_atomics(m, key, value);
+  uint64_t start, kv[2] = {key, value}, result;
+  size_t got;
+  dart_handle_t h;
+  dart_team_unit_t owner = {hm_owner(m, key, &start)};
+  TRY(dart_am_call(DART_TEAM_ALL, owner, m->insert_id, kv, sizeof kv,
+                   &result, sizeof result, &got, &h));
+  TRY(dart_wait(&h));
+  return (insert_result_t)result;
+}
+
+static inline int hm_find(const hashmap_t *m, uint64_t key, uint64_t *value)
+{
+  if (!m->am) return hm_find_atomics(m, key, value);
+  uint64_t start, found[2];
+  size_t got;
+  dart_handle_t h;
+  dart_team_unit_t owner = {hm_owner(m, key, &start)};
+  TRY(dart_am_call(DART_TEAM_ALL, owner, m->find_id, &key, sizeof key, found,
+                   sizeof found, &got, &h));
+  TRY(dart_wait(&h));
+  *value = found[1];
+  return (int)found[0];
+}
+
+/* Collective: an empty table of per_unit slots on every unit. */
+static inline void hm_create(hashmap_t *m, uint64_t per_unit, int am)
+{
+  dart_global_unit_t me;
+  size_t units;
+  TRY(dart_myid(&me));
+  TRY(dart_size(&units));
+  memset(m, 0, sizeof *m);
+  m->per_unit = per_unit;
+  m->total = per_unit * units;
+  m->am = am;
+  TRY(dart_team_memalloc_aligned(DART_TEAM_ALL, per_unit * WORDS, U64,
+                                 &m->slots));
+  dart_gptr_t mine = m->slots;
+  mine.unitid = me.id;
+  TRY(dart_gptr_getaddr(mine, (void **)&m->local));
+  memset(m->local, 0, per_unit * WORDS * sizeof(uint64_t)); /* all EMPTY */
+  if (am) {
+    TRY(dart_am_register(DART_TEAM_ALL, hm_insert_handler, m,
+                         sizeof(uint64_t), &m->insert_id));
+    TRY(dart_am_register(DART_TEAM_ALL, hm_find_handler, m,
+                         2 * sizeof(uint64_t), &m->find_id));
+  }
+  TRY(dart_barrier(DART_TEAM_ALL)); /* orders the stores before any atomic */
+}
+
+/* Collective: empties the table again. */
+static inline void hm_clear(hashmap_t *m)
+{
+  TRY(dart_barrier(DART_TEAM_ALL));
+  memset(m->local, 0, m->per_unit * WORDS * sizeof(uint64_t));
+  TRY(dart_barrier(DART_TEAM_ALL));
+}
+
+static inline void hm_destroy(hashmap_t *m)
+{
+  TRY(dart_barrier(DART_TEAM_ALL));
+  if (m->am) {
+    TRY(dart_am_deregister(DART_TEAM_ALL, m->insert_id));
+    TRY(dart_am_deregister(DART_TEAM_ALL, m->find_id));
+  }
+  TRY(dart_team_memfree(m->slots));
+}
+
+#endif

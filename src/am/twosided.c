@@ -1,0 +1,205 @@
+/*
+ * Active messages over a two-sided wire (am.h: MPI's, UCX's): fragments
+ * are messages the wire keeps in order per pair. Memory stays bounded by
+ * credits: an origin may have WINDOW fragments at a target that it has
+ * not consumed; the target returns credits once it consumed half of them.
+ * Control messages (credits, "how many of mine ran?" and its answer) go
+ * on the same tag, in order with the fragments, one in flight per unit,
+ * and take no credit: what is owed to a unit is summed until its control
+ * message is free.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "am/am.h"
+#include "base/log.h"
+
+#define WINDOW 8     /* fragments in flight per (origin, target) */
+#define SEND_BUFS DART__AM_SEND_BUFS
+#define CONTROL 0x101 /* token: credits; seq: CONTROL_* */
+enum { CONTROL_ASK = 1, CONTROL_ANSWER = 2 }; /* answer: len = ran */
+
+typedef struct {
+  int credits;       /* fragments I may still send it */
+  int consumed;      /* its fragments I consumed and did not credit */
+  uint64_t answered; /* my messages it ran, as it last said */
+  bool asked;        /* my question is unanswered */
+  /* owed to it in my next control message */
+  int owe_credits;
+  bool owe_ask, owe_answer;
+  dart__am_frag_t control;
+  bool control_busy; /* its send slot is in flight */
+} unit_t;
+
+struct dart__am_twosided {
+  dart__am_team_t *am;
+  const dart__am_wire_t *wire;
+  void *w; /* the wire's state */
+  size_t frag_bytes; /* header and payload */
+  atomic_flag lock;  /* all but the receive (am->threads) */
+  unit_t *units;     /* by team unit */
+  int owing;         /* units owed a control message */
+  char *send_bufs;
+  bool send_busy[SEND_BUFS];
+};
+typedef dart__am_twosided_t channel_t;
+
+/* Whether send slot slot is free (its send done, or none started). */
+static bool sent(channel_t *m, int slot, bool *busy)
+{
+  if (*busy && m->wire->sent(m->w, slot)) *busy = false;
+  return !*busy;
+}
+
+void dart__am__twosided_close(dart__am_twosided_t *m)
+{
+  if (m == NULL) return;
+  /* sends the wire started complete by themselves */
+  for (int i = 0; i < SEND_BUFS; i++)
+    if (m->send_busy[i]) m->wire->forget(m->w, i);
+  for (int u = 0; m->units != NULL && u < m->am->team->size; u++)
+    if (m->units[u].control_busy) m->wire->forget(m->w, SEND_BUFS + u);
+  free(m->units);
+  free(m->send_bufs);
+  free(m);
+}
+
+dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
+                                   const dart__am_wire_t *wire, void *w,
+                                   dart__am_twosided_t **out)
+{
+  channel_t *m = calloc(1, sizeof *m);
+  if (m == NULL) goto nomem;
+  m->am = am;
+  m->wire = wire;
+  m->w = w;
+  atomic_flag_clear(&m->lock);
+  m->frag_bytes = sizeof(dart__am_frag_t) + am->frag_payload;
+  m->units = calloc((size_t)am->team->size, sizeof *m->units);
+  m->send_bufs = malloc(SEND_BUFS * m->frag_bytes);
+  if (m->units == NULL || m->send_bufs == NULL) goto nomem;
+  for (int u = 0; u < am->team->size; u++) m->units[u].credits = WINDOW;
+  *out = m;
+  return DART_OK;
+nomem:
+  DART_LOG_ERROR_IN(func, "no memory for two-sided active messages");
+  dart__am__twosided_close(m);
+  return DART_ERR_NOMEM;
+}
+
+/* Sends what u is owed, where its control message is free (lock held). */
+static void send_control(channel_t *m, int u)
+{
+  unit_t *x = &m->units[u];
+  if (!(x->owe_credits > 0 || x->owe_ask || x->owe_answer)) return;
+  if (!sent(m, SEND_BUFS + u, &x->control_busy)) return;
+  x->control = (dart__am_frag_t){
+      .kind = CONTROL,
+      .token = (uint64_t)x->owe_credits,
+      .seq = (x->owe_ask ? CONTROL_ASK : 0u) |
+             (x->owe_answer ? CONTROL_ANSWER : 0u),
+      .len = x->owe_answer ? dart__am__ran(m->am, u) : 0};
+  if (m->wire->send("dart_am (progress)", m->w, u, &x->control,
+                    sizeof x->control, SEND_BUFS + u) != DART_OK)
+    return; /* logged; tried again at the next poll */
+  x->control_busy = true;
+  x->owe_credits = 0;
+  x->owe_ask = x->owe_answer = false;
+  m->owing--;
+}
+
+/* Marks u as owed something (lock held). */
+static void owe(channel_t *m, unit_t *x)
+{
+  if (!(x->owe_credits > 0 || x->owe_ask || x->owe_answer)) m->owing++;
+}
+
+dart_ret_t dart__am__twosided_send(const char *func, dart__am_twosided_t *m,
+                                   int u, const dart__am_frag_t *f,
+                                   const void *payload, bool *queued)
+{
+  dart__am_team_t *am = m->am;
+  unit_t *x = &m->units[u];
+  *queued = false;
+  dart__am__lock(am, &m->lock);
+  int buf = -1;
+  for (int i = 0; i < SEND_BUFS && buf < 0 && x->credits > 0; i++)
+    if (sent(m, i, &m->send_busy[i])) buf = i;
+  dart_ret_t ret = DART_OK;
+  if (buf >= 0) {
+    char *at = m->send_bufs + (size_t)buf * m->frag_bytes;
+    memcpy(at, f, sizeof *f);
+    if (f->bytes > 0) memcpy(at + sizeof *f, payload, f->bytes);
+    ret = m->wire->send(func, m->w, u, at, sizeof *f + f->bytes, buf);
+    if (ret == DART_OK) {
+      m->send_busy[buf] = true;
+      x->credits--;
+      *queued = true;
+    }
+  }
+  dart__am__unlock(am, &m->lock);
+  return ret;
+}
+
+unsigned dart__am__twosided_poll(dart__am_twosided_t *m)
+{
+  dart__am_team_t *am = m->am;
+  unsigned n = 0;
+  const void *buf;
+  size_t len;
+  int u;
+  for (int turn = 0; turn < 64 && m->wire->recv(m->w, &u, &buf, &len);
+       turn++) {
+    unit_t *x = &m->units[u];
+    dart__am_frag_t f;
+    memcpy(&f, buf, sizeof f);
+    if (f.kind == CONTROL) {
+      m->wire->release(m->w);
+      dart__am__lock(am, &m->lock);
+      x->credits += (int)f.token;
+      if (f.seq & CONTROL_ANSWER) {
+        if (f.len > x->answered) x->answered = f.len;
+        x->asked = false;
+      }
+      if (f.seq & CONTROL_ASK) {
+        owe(m, x);
+        x->owe_answer = true;
+      }
+      dart__am__unlock(am, &m->lock);
+      continue;
+    }
+    dart__am__deliver(am, u, &f, (const char *)buf + sizeof f);
+    m->wire->release(m->w);
+    n++;
+    dart__am__lock(am, &m->lock);
+    if (++x->consumed >= WINDOW / 2) {
+      owe(m, x);
+      x->owe_credits += x->consumed;
+      x->consumed = 0;
+    }
+    dart__am__unlock(am, &m->lock);
+  }
+  if (m->owing > 0) {
+    dart__am__lock(am, &m->lock);
+    for (u = 0; u < am->team->size && m->owing > 0; u++) send_control(m, u);
+    dart__am__unlock(am, &m->lock);
+  }
+  return n;
+}
+
+dart_ret_t dart__am__twosided_ran(dart__am_twosided_t *m, int u,
+                                  uint64_t count, bool *ran)
+{
+  dart__am_team_t *am = m->am;
+  unit_t *x = &m->units[u];
+  dart__am__lock(am, &m->lock);
+  *ran = x->answered >= count;
+  if (!*ran && !x->asked) {
+    owe(m, x);
+    x->owe_ask = true;
+    x->asked = true;
+    send_control(m, u);
+  }
+  dart__am__unlock(am, &m->lock);
+  return DART_OK;
+}
