@@ -5,6 +5,9 @@
  *   dart        dart_accumulate (DART_OP_BXOR) on global pointers, as
  *               examples/gups does
  *   dart_fetch  dart_fetch_and_op (DART_OP_BXOR), as gups -f does
+ *   dart_owner  dart_accumulate on a table whose owners apply its atomics
+ *               (dart_am.h, DART_AM_ATOMICS_OWNER): updates of other nodes
+ *               batched per target unit into active messages
  *   mpi_alloc   MPI_Accumulate (MPI_BXOR) on an MPI_Win_allocate window,
  *               MPI_Win_flush_all at the end
  *   shm_atomic  __atomic_fetch_xor on an MPI-3 shared window (the node's
@@ -25,6 +28,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dart/dart.h>
+#include <dart/dart_am.h>
 #include <dart/dart_ext.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -52,8 +56,9 @@ typedef struct {
 #endif
 } gups_t;
 
-enum { DART, DART_FETCH, MPI_ALLOC, SHM_ATOMIC, UCX, IMPLS };
-static const char *const names[IMPLS] = {"dart", "dart_fetch", "mpi_alloc",
+enum { DART, DART_FETCH, DART_OWNER, MPI_ALLOC, SHM_ATOMIC, UCX, IMPLS };
+static const char *const names[IMPLS] = {"dart",      "dart_fetch",
+                                         "dart_owner", "mpi_alloc",
                                          "shm_atomic", "ucx"};
 
 #ifdef BENCH_HAVE_UCX
@@ -78,12 +83,13 @@ static int update(gups_t *g, uint64_t ran, uint64_t i)
   uint64_t offset = index & (g->per_unit - 1);
   switch (g->impl) {
   case DART:
+  case DART_OWNER:
   case DART_FETCH: {
     dart_gptr_t gp = g->table;
     gp.unitid = unit;
     gp.addr_or_offs.offset = offset * sizeof(uint64_t);
     uint64_t old;
-    return (g->impl == DART ? dart_accumulate(gp, &ran, 1, DART_TYPE_ULONGLONG,
+    return (g->impl != DART_FETCH ? dart_accumulate(gp, &ran, 1, DART_TYPE_ULONGLONG,
                                               DART_OP_BXOR)
                             : dart_fetch_and_op(gp, &ran, &old,
                                                 DART_TYPE_ULONGLONG,
@@ -114,7 +120,7 @@ static int update(gups_t *g, uint64_t ran, uint64_t i)
 static int complete(const gups_t *g)
 {
   if (g->impl == MPI_ALLOC) return MPI_Win_flush_all(g->win) == MPI_SUCCESS;
-  if (g->impl <= DART_FETCH) return dart_flush_all(g->table) == DART_OK;
+  if (g->impl <= DART_OWNER) return dart_flush_all(g->table) == DART_OK;
 #ifdef BENCH_HAVE_UCX
   if (g->impl == UCX) return ucx_complete(g);
 #endif
@@ -133,11 +139,11 @@ static void sync_units(const gups_t *g)
   dart_barrier(DART_TEAM_ALL);
 }
 
-/* g runs impl from now on (dart_fetch_and_op on a table of its own). */
-static void use(gups_t *g, const dart_gptr_t tables[2], int impl)
+/* g runs impl from now on (dart's each on a table of its own). */
+static void use(gups_t *g, const dart_gptr_t tables[3], int impl)
 {
   g->impl = impl;
-  g->table = tables[impl == DART_FETCH];
+  g->table = tables[impl <= DART_OWNER ? impl : DART];
 }
 
 /* This unit's updates: the whole stretch, or until seconds have passed
@@ -178,11 +184,13 @@ int main(int argc, char **argv)
   gups_t g = {.per_unit = UINT64_C(1) << log2, .shift = log2};
   g.words = g.per_unit * (uint64_t)units;
 
-  /* the same table for each: two of dart's, MPI window, shared window */
-  dart_gptr_t tables[2];
+  /* the same table for each: three of dart's, MPI window, shared window */
+  dart_gptr_t tables[3];
   uint64_t *parts[IMPLS];
-  for (int impl = DART; impl <= DART_FETCH; impl++) {
-    dart_team_memalloc_aligned(DART_TEAM_ALL, g.per_unit, DART_TYPE_ULONGLONG,
+  for (int impl = DART; impl <= DART_OWNER; impl++) {
+    dart_team_memalloc_atomics(DART_TEAM_ALL, g.per_unit, DART_TYPE_ULONGLONG,
+                               impl == DART_OWNER ? DART_AM_ATOMICS_OWNER
+                                                  : DART_AM_ATOMICS_DEFAULT,
                                &tables[impl]);
     dart_gptr_t mine = tables[impl];
     mine.unitid = me;
@@ -223,7 +231,8 @@ int main(int argc, char **argv)
 #endif
   /* the shared-window kernel only where all units share one node, raw UCX
    * only where they do not */
-  const bool present[IMPLS] = {true, true, true, one_node != 0, ucx_on};
+  const bool present[IMPLS] = {true, true,          true,
+                               true, one_node != 0, ucx_on};
   for (int impl = 0; impl < IMPLS; impl++) {
     if (!present[impl]) continue;
     uint64_t base = g.per_unit * (uint64_t)me;
@@ -283,8 +292,8 @@ int main(int argc, char **argv)
   free(g.shm);
   MPI_Win_unlock_all(g.win);
   MPI_Win_free(&g.win);
-  dart_team_memfree(tables[DART_FETCH]);
-  dart_team_memfree(tables[DART]);
+  for (int impl = DART_OWNER; impl >= DART; impl--)
+    dart_team_memfree(tables[impl]);
   int any;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   dart_exit();

@@ -300,6 +300,87 @@ static void test_flush(void)
   CHECK_OK(dart_team_memfree(g));
 }
 
+/* Owner-applied atomics chosen per allocation: accumulates from every
+ * unit to every word, fetch-and-op and compare-and-swap increments on one
+ * word, exact totals; the atomics' paths. */
+static void test_owner_atomics(void)
+{
+  dart_gptr_t g, plain;
+  CHECK_OK(dart_team_memalloc_atomics(DART_TEAM_ALL, 2, DART_TYPE_LONG,
+                                      DART_AM_ATOMICS_OWNER, &g));
+  CHECK_OK(dart_team_memalloc_atomics(DART_TEAM_ALL, 1, DART_TYPE_LONG,
+                                      DART_AM_ATOMICS_TRANSPORT, &plain));
+  dart_gptr_t at = g;
+  long *mine;
+  CHECK_OK(dart_gptr_setunit(&at, (dart_team_unit_t){me}));
+  CHECK_OK(dart_gptr_getaddr(at, (void **)&mine));
+  mine[0] = mine[1] = 0;
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  dart_path_t remote, peer_private;
+  CHECK_OK(dart_transport_paths(&remote, &peer_private));
+  const long rounds = 200, one = 1;
+  for (int u = 0; u < units; u++) {
+    dart_gptr_t gu = g, pu = plain;
+    CHECK_OK(dart_gptr_setunit(&gu, (dart_team_unit_t){u}));
+    CHECK_OK(dart_gptr_setunit(&pu, (dart_team_unit_t){u}));
+    dart_path_t data, atomics, plain_atomics;
+    CHECK_OK(dart_gptr_path(gu, &data));
+    CHECK_OK(dart_gptr_atomic_path(gu, &atomics));
+    CHECK_OK(dart_gptr_atomic_path(pu, &plain_atomics));
+    bool cpu = data == DART_PATH_SELF || data == DART_PATH_SHM;
+    if (cpu)
+      CHECK(atomics == DART_PATH_SELF || atomics == DART_PATH_SHM);
+    else
+      CHECK_EQ(atomics, DART_PATH_OWNER);
+    CHECK(plain_atomics != DART_PATH_OWNER);
+  }
+  dart_gptr_t word0 = g; /* unit 0's first word: every kind of update */
+  CHECK_OK(dart_gptr_setunit(&word0, (dart_team_unit_t){0}));
+  for (long r = 0; r < rounds; r++) {
+    for (int u = 0; u < units; u++) { /* everyone's second word */
+      dart_gptr_t gu = g;
+      CHECK_OK(dart_gptr_setunit(&gu, (dart_team_unit_t){u}));
+      CHECK_OK(dart_gptr_incaddr(&gu, sizeof(long)));
+      CHECK_OK(dart_accumulate(gu, &one, 1, DART_TYPE_LONG, DART_OP_SUM));
+    }
+    CHECK_OK(dart_accumulate(word0, &one, 1, DART_TYPE_LONG, DART_OP_SUM));
+    long old, seen, next;
+    CHECK_OK(dart_fetch_and_op(word0, &one, &old, DART_TYPE_LONG,
+                               DART_OP_SUM));
+    for (old++;; old = seen) {
+      next = old + 1;
+      CHECK_OK(dart_compare_and_swap(word0, &next, &old, &seen,
+                                     DART_TYPE_LONG));
+      if (seen == old) break;
+    }
+  }
+  CHECK_OK(dart_barrier(DART_TEAM_ALL)); /* completes the accumulates */
+  CHECK_EQ(mine[1], rounds * units);
+  long total;
+  CHECK_OK(dart_fetch_and_op(word0, NULL, &total, DART_TYPE_LONG,
+                             DART_OP_NO_OP));
+  CHECK_EQ(total, 3 * rounds * units);
+  /* a flush of one unit completes what went there */
+  dart_gptr_t next_word = g;
+  CHECK_OK(dart_gptr_setunit(&next_word, (dart_team_unit_t){(me + 1) % units}));
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  for (long r = 0; r < rounds; r++)
+    CHECK_OK(dart_accumulate(next_word, &one, 1, DART_TYPE_LONG,
+                             DART_OP_SUM));
+  CHECK_OK(dart_flush(next_word));
+  long seen_now;
+  CHECK_OK(dart_fetch_and_op(next_word, NULL, &seen_now, DART_TYPE_LONG,
+                             DART_OP_NO_OP));
+  CHECK(seen_now >= rounds); /* others may have added theirs already */
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  CHECK_EQ(mine[0], me == 0 ? 3 * rounds * units + rounds : rounds);
+  INVAL("dart_team_memalloc_atomics",
+        dart_team_memalloc_atomics(DART_TEAM_ALL, 1, DART_TYPE_LONG,
+                                   (dart_am_atomics_t)7, &at));
+  CHECK_OK(dart_team_memfree(plain));
+  CHECK_OK(dart_team_memfree(g));
+}
+
 static void test_bad(void)
 {
   char text[1024];
@@ -450,6 +531,7 @@ int main(int argc, char **argv)
   capture_init();
   test_traffic();
   test_flush();
+  test_owner_atomics();
   test_bad();
   capture_fini();
   free(from);

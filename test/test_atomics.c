@@ -512,14 +512,16 @@ static void test_contended_batches(void)
   long total;
   CHECK_OK(dart_fetch_and_op(g, NULL, &total, DART_TYPE_LONG, DART_OP_NO_OP));
   CHECK_EQ(total, (long)n * rounds * (QUEUED_PER_ROUND + 2));
-  uint64_t mine_counts[3] = {b.committed - b0.committed,
-                             b.aborted - b0.aborted, b.locked - b0.locked};
-  uint64_t all[3];
-  CHECK_OK(dart_allreduce(mine_counts, all, 3, DART_TYPE_ULONGLONG,
+  /* a batch a round from each unit whose atomics on the word are CPU
+   * atomics (all or none, but with owner-applied atomics) */
+  uint64_t mine_counts[4] = {b.committed - b0.committed,
+                             b.aborted - b0.aborted, b.locked - b0.locked,
+                             queued_on(atomics) ? (uint64_t)rounds : 0};
+  uint64_t all[4];
+  CHECK_OK(dart_allreduce(mine_counts, all, 4, DART_TYPE_ULONGLONG,
                           DART_OP_SUM, DART_TEAM_ALL));
-  CHECK_EQ(all[0] + all[1] + all[2],
-           queued_on(atomics) ? (uint64_t)n * rounds : 0);
-  if (!transactions_on(atomics)) CHECK_EQ(all[0] + all[1], 0);
+  CHECK_EQ(all[0] + all[1] + all[2], all[3]);
+  if (!transactions_on(atomics)) CHECK_EQ(mine_counts[0] + mine_counts[1], 0);
   if (me == 0)
     printf("contended batches, %d units: %llu in transactions, %llu after an "
            "abort, %llu locked\n",
@@ -548,22 +550,35 @@ static void check_rule(dart_team_t team, int tn, bool shared)
   dart_path_t remote, peer_private;
   CHECK_OK(dart_transport_paths(&remote, &peer_private));
   CHECK_OK(dart_team_memalloc_aligned(team, 4, DART_TYPE_ULONG, &g));
-  uint64_t before = path_count(remote);
+  /* DART_OWNER_ATOMICS=1: CPU atomics on the parts this unit loads and
+   * stores, the owner's path (active messages) on the others */
+  const char *owner_env = getenv("DART_OWNER_ATOMICS");
+  const bool owner = owner_env != NULL && strcmp(owner_env, "1") == 0;
+  uint64_t before = path_count(remote), before_owner = path_count(
+                                           DART_PATH_OWNER);
   unsigned long v = 1, r, c = 0;
-  int count = 0;
+  int count = 0, owned = 0;
   for (int u = 0; u < tn; u++) {
     dart_gptr_t gu = g;
     dart_gptr_setunit(&gu, DART_TEAM_UNIT_ID(u));
-    dart_path_t p;
+    dart_path_t p, data;
     CHECK_OK(dart_gptr_atomic_path(gu, &p));
-    CHECK_EQ(p == remote, !shared);
+    CHECK_OK(dart_gptr_path(gu, &data));
+    const bool cpu = data == DART_PATH_SELF || data == DART_PATH_SHM;
+    if (owner) {
+      CHECK_EQ(p == DART_PATH_OWNER, !cpu);
+      owned += cpu ? 0 : 3;
+    } else {
+      CHECK_EQ(p == remote, !shared);
+    }
     CHECK_OK(dart_fetch_and_op(gu, &v, &r, DART_TYPE_ULONG, DART_OP_SUM));
     CHECK_OK(dart_accumulate(gu, &v, 1, DART_TYPE_ULONG, DART_OP_BXOR));
     CHECK_OK(dart_compare_and_swap(gu, &v, &c, &r, DART_TYPE_ULONG));
     count += 3;
   }
   uint64_t sent = path_count(remote) - before;
-  CHECK_EQ(sent, shared ? 0 : count);
+  CHECK_EQ(sent, shared || owner ? 0 : count);
+  CHECK_EQ(path_count(DART_PATH_OWNER) - before_owner, owned);
   CHECK_OK(dart_barrier(team));
   CHECK_OK(dart_team_memfree(g));
 }

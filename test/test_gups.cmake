@@ -13,3 +13,11 @@ endif()
 dart_add_test(gups_fetch SOURCES ${PROJECT_SOURCE_DIR}/examples/gups.c
               UNITS ${gups_fetch_units} LAYOUTS node upn1 upn2 noshm
               ARGS -n 10 -f)
+# Owner-applied atomics (DART_OWNER_ATOMICS): the updates of other nodes
+# batched into active messages to the owners, HPCC's check the same.
+dart_add_test(gups_owner SOURCES ${PROJECT_SOURCE_DIR}/examples/gups.c
+              LAYOUTS upn1 upn2 noshm UCX ENV DART_OWNER_ATOMICS=1
+              ARGS -n 12)
+dart_add_test(gups_owner_fetch SOURCES ${PROJECT_SOURCE_DIR}/examples/gups.c
+              UNITS 2 4 LAYOUTS upn1 noshm ENV DART_OWNER_ATOMICS=1
+              ARGS -n 10 -f)

@@ -36,6 +36,7 @@
 #define DART__AM_H_
 
 #include <dart/dart_communication.h>
+#include <dart/dart_globmem.h>
 #include <dart/dart_types.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -97,6 +98,33 @@ dart_ret_t dart_am_flush(dart_team_t team) DART_NOTHROW;
  * messages to it have run; afterwards the id is refused. */
 dart_ret_t dart_am_deregister(dart_team_t team,
                               dart_am_id_t id) DART_NOTHROW;
+
+/** Who applies the atomics of a collective allocation. */
+typedef enum {
+  /** As DART_OWNER_ATOMICS says: DART_AM_ATOMICS_TRANSPORT unless it is
+   * 1 (which dart_team_memalloc_aligned follows too). */
+  DART_AM_ATOMICS_DEFAULT = 0,
+  /** DART 3.2's: CPU atomics where every unit of the team loads and
+   * stores the memory, else the remote transport's atomics for every
+   * unit, the owner included. */
+  DART_AM_ATOMICS_TRANSPORT = 1,
+  /** The owner's node, with CPU atomics: units that load and store a
+   * part (its owner, node peers) update it directly, the others send the
+   * operation to its owner, which applies it. Accumulates are batched per
+   * target unit and sent when a batch fills or at a flush (dart_flush,
+   * dart_flush_all, dart_barrier), which returns once the owner applied
+   * them; fetching operations and compare-and-swap are one round trip
+   * each. dart_gptr_atomic_path says DART_PATH_OWNER for the parts
+   * reached so. */
+  DART_AM_ATOMICS_OWNER = 2
+} dart_am_atomics_t;
+
+/** dart_team_memalloc_aligned of host memory whose atomics are applied as
+ * \c atomics says (the same on every unit). */
+dart_ret_t dart_team_memalloc_atomics(dart_team_t team, size_t nelem,
+                                      dart_datatype_t dtype,
+                                      dart_am_atomics_t atomics,
+                                      dart_gptr_t *gptr) DART_NOTHROW;
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,9 @@ typedef enum {
                            peer's (CUDA IPC; dart_memkind.h) */
   DART_PATH_STAGE = 6, /**< device memory on another node, through
                             pinned host buffers (dart_memkind.h) */
+  DART_PATH_OWNER = 7, /**< atomics only: applied by the owner unit,
+                            reached through active messages (dart_am.h,
+                            DART_AM_ATOMICS_OWNER) */
   DART_PATH_COUNT     /**< the number of paths */
 } dart_path_t;
 
@@ -50,7 +53,9 @@ dart_ret_t dart_gptr_path(dart_gptr_t gptr, dart_path_t *path) DART_NOTHROW;
  * The path atomics on \c gptr take: DART_PATH_SELF or DART_PATH_SHM (CPU
  * atomics) when every unit of the allocation's team loads and stores its
  * memory, else the remote transport's (DART_PATH_UCX or DART_PATH_MPI) for
- * every unit, the owner included.
+ * every unit, the owner included. On an allocation whose owners apply its
+ * atomics (dart_am.h): CPU atomics where the caller loads and stores the
+ * memory, else DART_PATH_OWNER.
  */
 dart_ret_t dart_gptr_atomic_path(dart_gptr_t gptr,
                                  dart_path_t *path) DART_NOTHROW;

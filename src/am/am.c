@@ -261,6 +261,17 @@ static void send_reply(am_team_t *t, int origin, const dart__am_frag_t *call,
 static void run_handler(am_team_t *t, int origin, const dart__am_frag_t *f,
                         const void *payload)
 {
+  if (f->kind == DART__AM_OWNER_BATCH) {
+    dart__am__owner_batch(&t->pub, origin, payload, f->len);
+    return;
+  }
+  if (f->kind == DART__AM_OWNER_CALL) {
+    uint64_t reply[2];
+    size_t reply_len = 0;
+    dart__am__owner_call(&t->pub, origin, payload, f->len, reply, &reply_len);
+    send_reply(t, origin, f, reply, reply_len, false);
+    return;
+  }
   handler_t *h = f->index < MAX_HANDLERS ? &t->handlers[f->index] : NULL;
   if (h == NULL ||
       atomic_load_explicit(&h->state, memory_order_acquire) != HANDLER_LIVE) {
@@ -384,6 +395,7 @@ static const dart__progress_source_t source = {
 
 static void close_paths(am_team_t *t)
 {
+  dart__am__owner_close(&t->pub);
   for (int path = DART_PATH_COUNT - 1; path >= 0; path--)
     if (t->pub.paths[path] != NULL)
       dart__transport__paths[path]->am_close(&t->pub);
@@ -510,10 +522,24 @@ static void team_release(dart__team_t *team)
 dart_ret_t dart__am__init(void)
 {
   dart__team__on_release(team_release);
+  dart__am__owner_init();
   return dart__progress__add("dart_init", &source);
 }
 
 void dart__am__fini(void) { dart__progress__remove(&source); }
+
+dart_ret_t dart__am__team(const char *func, dart__team_t *team,
+                          dart__am_team_t **am)
+{
+  if (team->am == NULL) {
+    am_team_t *t = NULL;
+    dart_ret_t ret = team_open(func, team, &t);
+    if (ret != DART_OK) return ret;
+    team->am = &t->pub;
+  }
+  *am = team->am;
+  return DART_OK;
+}
 
 /* ---- the interface ---- */
 
@@ -564,14 +590,10 @@ dart_ret_t dart_am_register(dart_team_t team, dart_am_handler_t handler,
     DART_LOG_ERROR("%s is NULL", handler == NULL ? "handler" : "id");
     return DART_ERR_INVAL;
   }
-  dart_ret_t ret = DART_OK;
-  if (tm->am == NULL) {
-    am_team_t *t = NULL;
-    ret = team_open(__func__, tm, &t);
-    if (ret != DART_OK) return ret;
-    tm->am = &t->pub;
-  }
-  am_team_t *t = of(tm->am);
+  dart__am_team_t *opened;
+  dart_ret_t ret = dart__am__team(__func__, tm, &opened);
+  if (ret != DART_OK) return ret;
+  am_team_t *t = of(opened);
   uint32_t index = t->nhandlers;
   void *reply = max_reply > 0 ? malloc(max_reply) : NULL;
   bool ok = index < MAX_HANDLERS && (max_reply == 0 || reply != NULL);
@@ -707,6 +729,62 @@ static dart_ret_t call_complete(const char *func, dart_handle_t h, bool wait,
   return DART_OK;
 }
 
+/* Sends a call of kind (handler index) to u: *handle completes it. */
+static dart_ret_t start_call(const char *func, am_team_t *t, int u, int kind,
+                             uint32_t index, const void *payload, size_t len,
+                             void *reply, size_t capacity, size_t *reply_len,
+                             dart_handle_t *handle)
+{
+  dart_handle_t call =
+      dart__onesided__handle_new(t->pub.team, u, t->pub.path[u], false);
+  if (call == NULL) {
+    DART_LOG_ERROR_IN(func, "no memory for a handle");
+    return DART_ERR_NOMEM;
+  }
+  call->complete = call_complete;
+  call->am.seq = atomic_fetch_add_explicit(&t->next_seq, 1,
+                                           memory_order_relaxed);
+  call->am.reply = reply;
+  call->am.capacity = capacity;
+  call->am.len = 0;
+  call->am.reply_len = reply_len;
+  atomic_store_explicit(&call->am.state, DART__AM_CALL_WAITING,
+                        memory_order_release);
+  dart__am_frag_t head = {.kind = (uint16_t)kind,
+                          .index = index,
+                          .seq = call->am.seq,
+                          .len = len,
+                          .token = (uint64_t)(uintptr_t)call};
+  dart_ret_t ret = send_message(func, t, u, &head, payload);
+  if (ret != DART_OK) {
+    atomic_store_explicit(&call->am.state, DART__AM_CALL_NONE,
+                          memory_order_relaxed);
+    dart__onesided__handle_release(call);
+    return ret;
+  }
+  *handle = call;
+  return DART_OK;
+}
+
+dart_ret_t dart__am__message(const char *func, dart__am_team_t *am, int u,
+                             int kind, const void *payload, size_t len,
+                             void *reply, size_t capacity,
+                             size_t *reply_len)
+{
+  am_team_t *t = of(am);
+  if (reply == NULL) {
+    dart__am_frag_t head = {.kind = (uint16_t)kind, .len = len};
+    return send_message(func, t, u, &head, payload);
+  }
+  dart_handle_t call;
+  dart_ret_t ret = start_call(func, t, u, kind, 0, payload, len, reply,
+                              capacity, reply_len, &call);
+  bool done;
+  if (ret == DART_OK) ret = call_complete(func, call, true, &done);
+  if (ret == DART_OK) dart__onesided__handle_release(call);
+  return ret;
+}
+
 dart_ret_t dart_am_call(dart_team_t team, dart_team_unit_t target,
                         dart_am_id_t id, const void *payload, size_t len,
                         void *reply, size_t capacity, size_t *reply_len,
@@ -739,34 +817,29 @@ dart_ret_t dart_am_call(dart_team_t team, dart_team_unit_t target,
     *reply_len = got;
     return DART_OK;
   }
-  dart_handle_t call = dart__onesided__handle_new(
-      t->pub.team, (int)target.id, t->pub.path[target.id], false);
-  if (call == NULL) {
-    DART_LOG_ERROR("no memory for a handle");
-    return DART_ERR_NOMEM;
+  return start_call(__func__, t, (int)target.id, DART__AM_CALL, index,
+                    payload, len, reply, capacity, reply_len, handle);
+}
+
+dart_ret_t dart__am__flush(const char *func, dart__am_team_t *am, int u)
+{
+  am_team_t *t = of(am);
+  const dart__team_t *tm = am->team;
+  for (int v = u < 0 ? 0 : u; v < (u < 0 ? tm->size : u + 1); v++) {
+    if (v == tm->myid) continue; /* ran at once */
+    uint64_t count = atomic_load_explicit(&t->peers[v].sent,
+                                          memory_order_relaxed);
+    const dart__path_ops_t *path = dart__transport__paths[am->path[v]];
+    unsigned spins = 0;
+    for (;;) {
+      bool ran = false;
+      dart_ret_t ret = path->am_ran(func, am, v, count, &ran);
+      if (ret != DART_OK) return ret;
+      if (ran) break;
+      poll_team(t);
+      dart__progress__wait_turn(&spins);
+    }
   }
-  call->complete = call_complete;
-  call->am.seq = atomic_fetch_add_explicit(&t->next_seq, 1,
-                                           memory_order_relaxed);
-  call->am.reply = reply;
-  call->am.capacity = capacity;
-  call->am.len = 0;
-  call->am.reply_len = reply_len;
-  atomic_store_explicit(&call->am.state, DART__AM_CALL_WAITING,
-                        memory_order_release);
-  dart__am_frag_t head = {.kind = DART__AM_CALL,
-                          .index = index,
-                          .seq = call->am.seq,
-                          .len = len,
-                          .token = (uint64_t)(uintptr_t)call};
-  ret = send_message(__func__, t, (int)target.id, &head, payload);
-  if (ret != DART_OK) {
-    atomic_store_explicit(&call->am.state, DART__AM_CALL_NONE,
-                          memory_order_relaxed);
-    dart__onesided__handle_release(call);
-    return ret;
-  }
-  *handle = call;
   return DART_OK;
 }
 
@@ -776,23 +849,7 @@ dart_ret_t dart_am_flush(dart_team_t team)
   dart__team_t *tm = dart__team__lookup(__func__, team);
   if (tm == NULL) return DART_ERR_INVAL;
   if (tm->am == NULL) return DART_OK; /* nothing was sent */
-  am_team_t *t = of(tm->am);
-  for (int u = 0; u < tm->size; u++) {
-    if (u == tm->myid) continue; /* ran at once */
-    uint64_t count = atomic_load_explicit(&t->peers[u].sent,
-                                          memory_order_relaxed);
-    const dart__path_ops_t *path = dart__transport__paths[t->pub.path[u]];
-    unsigned spins = 0;
-    for (;;) {
-      bool ran = false;
-      dart_ret_t ret = path->am_ran(__func__, &t->pub, u, count, &ran);
-      if (ret != DART_OK) return ret;
-      if (ran) break;
-      poll_team(t);
-      dart__progress__wait_turn(&spins);
-    }
-  }
-  return DART_OK;
+  return dart__am__flush(__func__, tm->am, -1);
 }
 
 dart_ret_t dart_am_deregister(dart_team_t team, dart_am_id_t id)

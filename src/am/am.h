@@ -27,7 +27,11 @@ typedef enum {
   DART__AM_SEND = 1,  /* a message without reply */
   DART__AM_CALL = 2,  /* a message whose handler's reply goes back */
   DART__AM_REPLY = 3, /* a call's reply (token, seq: the call's) */
-  DART__AM_FAILED = 4 /* a call's handler broke its max_reply */
+  DART__AM_FAILED = 4, /* a call's handler broke its max_reply */
+  /* atomics the owner applies (owner.c): accumulates, batched; a fetching
+   * one or compare-and-swap, a call */
+  DART__AM_OWNER_BATCH = 5,
+  DART__AM_OWNER_CALL = 6
 } dart__am_kind_t;
 
 typedef struct dart__am_frag {
@@ -53,6 +57,7 @@ struct dart__am_team {
   bool threads;        /* several threads may call (DART_THREAD_MULTIPLE) */
   int *path;           /* team unit -> the path of its messages */
   void *paths[DART_PATH_COUNT]; /* each path's own state */
+  void *owner; /* owner-applied atomics' state (owner.c), or NULL */
 };
 
 /* A fragment that came from team unit origin (payload: f->bytes), handed
@@ -125,6 +130,31 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_twosided_t *t,
 unsigned dart__am__twosided_poll(dart__am_twosided_t *t);
 dart_ret_t dart__am__twosided_ran(dart__am_twosided_t *t, int u,
                                   uint64_t count, bool *ran);
+
+/* Collective over team where its messages are not open yet: opens them;
+ * *am: the team's. */
+dart_ret_t dart__am__team(const char *func, dart__team_t *team,
+                          dart__am_team_t **am);
+/* A message of kind (dart__am_kind_t, no handler's) to team unit u, not
+ * this unit; where reply is not NULL, a call, waited for, whose reply of
+ * up to capacity bytes lands there (*reply_len: its bytes). */
+dart_ret_t dart__am__message(const char *func, dart__am_team_t *am, int u,
+                             int kind, const void *payload, size_t len,
+                             void *reply, size_t capacity,
+                             size_t *reply_len);
+/* Waits until the messages this unit sent to team unit u (every unit: u
+ * < 0) have run. */
+dart_ret_t dart__am__flush(const char *func, dart__am_team_t *am, int u);
+
+/* owner.c, at the owner: a batch of accumulates from origin; a call
+ * (reply: 16 bytes at most, *reply_len its bytes). */
+void dart__am__owner_batch(dart__am_team_t *am, int origin,
+                           const void *payload, size_t len);
+void dart__am__owner_call(dart__am_team_t *am, int origin,
+                          const void *payload, size_t len, void *reply,
+                          size_t *reply_len);
+void dart__am__owner_init(void);
+void dart__am__owner_close(dart__am_team_t *am);
 
 /* At dart_init (the progress source, the team release) and dart_exit. */
 dart_ret_t dart__am__init(void);

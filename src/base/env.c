@@ -104,6 +104,10 @@ static const env_var_t env_table[] = {
    "bytes of active messages each unit may have queued to another, sent "
    "in fragments of an eighth (dart_am.h; 1K at least)",
    offsetof(dart__config_t, am_queue)},
+  {"DART_OWNER_ATOMICS", ENV_BOOL, "0",
+   "1: the owners apply the atomics of host memory from "
+   "dart_team_memalloc_aligned too, as DART_AM_ATOMICS_OWNER (dart_am.h)",
+   offsetof(dart__config_t, owner_atomics)},
   {"DART_TOPOLOGY", ENV_STRING, "",
    "hwloc topology of every node: empty = this machine, *.xml = an XML "
    "file, else a synthetic description",

@@ -35,6 +35,7 @@ typedef struct {
   char topology[DART__ENV_STRING_MAX]; /* DART_TOPOLOGY, empty = this machine */
   size_t plan_lend;       /* DART_PLAN_LEND, bytes */
   size_t am_queue;        /* DART_AM_QUEUE, bytes */
+  int owner_atomics;      /* DART_OWNER_ATOMICS */
 } dart__config_t;
 
 extern dart__config_t dart__base__config;

@@ -197,11 +197,18 @@ dart__globmem__resolve(const char *func, dart_gptr_t gptr, size_t span,
 
 /* Collective: a segment on team of bytes per unit in memory of memkind
  * (dart_memkind_t; user memory at addr for registrations), entered in the
- * team's segment table. */
+ * team's segment table; owner_atomics: its owners apply its atomics
+ * (dart_am.h), host memory only. */
 dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
                                      dart__seg_kind_t kind, int memkind,
                                      size_t bytes, void *addr,
+                                     bool owner_atomics,
                                      dart__segment_t **out);
+
+/* Opens what the owners need to apply atomics on team (am/owner.c sets
+ * it at dart_init): collective, at the first such segment of the team. */
+extern dart_ret_t (*dart__globmem__owner_open)(const char *func,
+                                               dart__team_t *team);
 /* Collective: completes access to the segment and frees it. */
 dart_ret_t dart__globmem__seg_destroy(dart__segment_t *seg);
 

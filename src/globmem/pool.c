@@ -95,7 +95,7 @@ dart_ret_t dart__globmem__pool_init(void)
   if (pool.remote == NULL) return DART_ERR_NOMEM;
   dart_ret_t ret = dart__globmem__seg_create(
       "dart_init", all, DART__SEG_POOL, DART_MEMKIND_HOST,
-      dart__base__config.local_pool, NULL, &seg);
+      dart__base__config.local_pool, NULL, false, &seg);
   if (ret != DART_OK) {
     free(pool.remote);
     return ret;

@@ -1,3 +1,4 @@
+#include <dart/dart_am.h>
 #include <dart/dart_globmem.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,11 +276,16 @@ static dart_ret_t choose_routes(const char *func, dart__segment_t *seg,
     dart_ret_t ret = dart__transport__route(func, &q, r);
     if (ret != DART_OK) return ret;
     /* host: CPU atomics where every unit loads and stores the memory,
-     * else the remote transport's for all. Device: the remote transport's
-     * where it moves device memory and some unit is beyond the node (the
-     * device's and the network's atomics are not atomic with each other),
-     * else the route's own. */
-    if (!device)
+     * else the remote transport's for all; where the owners apply them,
+     * CPU atomics where this unit loads and stores the part, else the
+     * owner's. Device: the remote transport's where it moves device
+     * memory and some unit is beyond the node (the device's and the
+     * network's atomics are not atomic with each other), else the route's
+     * own. */
+    if (!device && seg->owner_atomics)
+      r->atomics = dart__path_load_store(r->path) ? DART__PATH_SHM
+                                                  : DART__PATH_OWNER;
+    else if (!device)
       r->atomics = seg->remote ? dart__rt.remote_path : DART__PATH_SHM;
     else
       r->atomics = seg->remote && dart__gpu.ucx_direct ? dart__rt.remote_path
@@ -305,9 +311,12 @@ static dart_ret_t register_part(const char *func, dart__segment_t *seg,
   return ret;
 }
 
+dart_ret_t (*dart__globmem__owner_open)(const char *func, dart__team_t *team);
+
 dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
                                      dart__seg_kind_t kind, int memkind,
                                      size_t bytes, void *addr,
+                                     bool owner_atomics,
                                      dart__segment_t **out)
 {
   const size_t header = kind == DART__SEG_POOL ? DART__POOL_HEADER : 0;
@@ -328,6 +337,7 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
   if (seg == NULL) return DART_ERR_NOMEM;
   seg->kind = kind;
   seg->memkind = memkind;
+  seg->owner_atomics = owner_atomics;
   seg->team = team;
   seg->shm_win = MPI_WIN_NULL;
   seg->routes = calloc((size_t)team->size, sizeof *seg->routes);
@@ -372,9 +382,10 @@ dart_ret_t dart__globmem__seg_create(const char *func, dart__team_t *team,
                                       : (int16_t)(-(int32_t)slot - 1);
   }
   free(parts);
-  /* staged transfers to this segment may come as soon as a peer returns:
-   * every unit has it in its table first */
-  if (device && seg->remote &&
+  /* staged transfers to this segment, or atomics for its owners to
+   * apply, may come as soon as a peer returns: every unit has it in its
+   * table first */
+  if (((device && seg->remote) || (owner_atomics && team->size > 1)) &&
       (ret = dart__progress__barrier(func, team->comm)) != DART_OK) {
     dart__globmem__seg_destroy(seg);
     return ret;
@@ -455,7 +466,8 @@ static dart_ret_t alloc_bytes(const char *func, size_t nelem,
 static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
                              dart__seg_kind_t kind, dart_memkind_t memkind,
                              size_t nelem, dart_datatype_t dtype, void *addr,
-                             bool symmetric, dart_gptr_t *gptr)
+                             bool symmetric, bool owner_atomics,
+                             dart_gptr_t *gptr)
 {
   DART__CHECK_INIT_IN(func);
   dart__team_t *team = dart__team__lookup(func, teamid);
@@ -495,7 +507,10 @@ static dart_ret_t team_alloc(const char *func, dart_team_t teamid,
   }
   dart__segment_t *seg;
   ret = dart__globmem__seg_create(func, team, kind, (int)memkind, bytes, addr,
-                                  &seg);
+                                  owner_atomics, &seg);
+  if (ret == DART_OK && owner_atomics &&
+      (ret = dart__globmem__owner_open(func, team)) != DART_OK)
+    dart__globmem__seg_destroy(seg);
   if (ret != DART_OK) return ret;
   dart_gptr_t g = DART_GPTR_NULL;
   g.unitid = 0;
@@ -510,7 +525,26 @@ dart_ret_t dart_team_memalloc_aligned(dart_team_t teamid, size_t nelem,
                                       dart_datatype_t dtype, dart_gptr_t *gptr)
 {
   return team_alloc(__func__, teamid, DART__SEG_ALLOC, DART_MEMKIND_HOST,
-                    nelem, dtype, NULL, false, gptr);
+                    nelem, dtype, NULL, false,
+                    dart__base__config.owner_atomics, gptr);
+}
+
+dart_ret_t dart_team_memalloc_atomics(dart_team_t teamid, size_t nelem,
+                                      dart_datatype_t dtype,
+                                      dart_am_atomics_t atomics,
+                                      dart_gptr_t *gptr)
+{
+  if (atomics != DART_AM_ATOMICS_DEFAULT &&
+      atomics != DART_AM_ATOMICS_TRANSPORT &&
+      atomics != DART_AM_ATOMICS_OWNER) {
+    DART_LOG_ERROR("atomics %d is none of dart_am_atomics_t", (int)atomics);
+    return DART_ERR_INVAL;
+  }
+  bool owner = atomics == DART_AM_ATOMICS_DEFAULT
+                   ? dart__base__config.owner_atomics
+                   : atomics == DART_AM_ATOMICS_OWNER;
+  return team_alloc(__func__, teamid, DART__SEG_ALLOC, DART_MEMKIND_HOST,
+                    nelem, dtype, NULL, false, owner, gptr);
 }
 
 dart_ret_t dart_team_memregister_aligned(dart_team_t teamid, size_t nelem,
@@ -518,7 +552,7 @@ dart_ret_t dart_team_memregister_aligned(dart_team_t teamid, size_t nelem,
                                          dart_gptr_t *gptr)
 {
   return team_alloc(__func__, teamid, DART__SEG_REGISTER, DART_MEMKIND_HOST,
-                    nelem, dtype, addr, true, gptr);
+                    nelem, dtype, addr, true, false, gptr);
 }
 
 dart_ret_t dart_team_memregister(dart_team_t teamid, size_t nlelem,
@@ -526,7 +560,7 @@ dart_ret_t dart_team_memregister(dart_team_t teamid, size_t nlelem,
                                  dart_gptr_t *gptr)
 {
   return team_alloc(__func__, teamid, DART__SEG_REGISTER, DART_MEMKIND_HOST,
-                    nlelem, dtype, addr, false, gptr);
+                    nlelem, dtype, addr, false, false, gptr);
 }
 
 dart_ret_t dart_team_memalloc_kind(dart_team_t teamid, size_t nelem,
@@ -534,7 +568,10 @@ dart_ret_t dart_team_memalloc_kind(dart_team_t teamid, size_t nelem,
                                    dart_gptr_t *gptr)
 {
   return team_alloc(__func__, teamid, DART__SEG_ALLOC, kind, nelem, dtype,
-                    NULL, false, gptr);
+                    NULL, false,
+                    kind == DART_MEMKIND_HOST &&
+                        dart__base__config.owner_atomics,
+                    gptr);
 }
 
 dart_ret_t dart_team_memregister_kind(dart_team_t teamid, size_t nlelem,
@@ -542,7 +579,7 @@ dart_ret_t dart_team_memregister_kind(dart_team_t teamid, size_t nlelem,
                                       dart_memkind_t kind, dart_gptr_t *gptr)
 {
   return team_alloc(__func__, teamid, DART__SEG_REGISTER, kind, nlelem, dtype,
-                    addr, false, gptr);
+                    addr, false, false, gptr);
 }
 
 dart_ret_t dart_gptr_memkind(dart_gptr_t gptr, dart_memkind_t *kind)

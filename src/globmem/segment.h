@@ -35,6 +35,7 @@ typedef struct dart__segment {
   char *mybase;
   size_t mysize;
   bool remote;   /* some unit is reached through the remote transport */
+  bool owner_atomics; /* the owners apply its atomics (dart_am.h) */
   bool attached; /* mybase is attached to the team's dynamic window */
   /* the remote transport's own (its seg_alloc, seg_register), when
    * remote; freed by its seg_release */

@@ -378,8 +378,15 @@ routed_flush(const char *func, dart_gptr_t gptr, bool all, bool local)
     return dart__transport__flush_all(func, team);
   }
   const dart__path_ops_t *path = dart__transport__paths[target.route->path];
-  return local ? path->flush_local(func, team, target.unit)
-               : path->flush(func, team, target.unit);
+  ret = local ? path->flush_local(func, team, target.unit)
+              : path->flush(func, team, target.unit);
+  /* accumulates the owner applies take a path of their own */
+  if (ret == DART_OK && target.route->atomics == DART__PATH_OWNER) {
+    path = dart__transport__paths[DART__PATH_OWNER];
+    ret = local ? path->flush_local(func, team, target.unit)
+                : path->flush(func, team, target.unit);
+  }
+  return ret;
 }
 
 /* Memory this process loads and stores is flushed right here, as the
@@ -423,7 +430,8 @@ flush_one(const char *func, dart_gptr_t gptr, bool local)
 {
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, 0);
   if (__builtin_expect(e == NULL || !dart__path_load_store(e->path), 0)) {
-    if (e != NULL && dart__transport__acc_queued == 0) {
+    if (e != NULL && dart__transport__acc_queued == 0 &&
+        e->atomics != DART__PATH_OWNER) {
       const dart__path_ops_t *path = dart__transport__paths[e->path];
       if (path->cached_flush != NULL) return path->cached_flush(func, e);
     }
@@ -696,7 +704,7 @@ dart_ret_t dart_transport_paths(dart_path_t *remote, dart_path_t *peer_private)
 const char *dart_path_name(dart_path_t path)
 {
   static const char *const names[DART_PATH_COUNT] = {
-      "self", "shm", "mpi", "ucx", "cma", "ipc", "stage"};
+      "self", "shm", "mpi", "ucx", "cma", "ipc", "stage", "owner"};
   if ((int)path < 0 || path >= DART_PATH_COUNT) return NULL;
   return names[path];
 }

@@ -18,6 +18,7 @@ const dart__path_ops_t *const dart__transport__paths[DART_PATH_COUNT] = {
     [DART__PATH_CMA] = &dart__path_cma,
     [DART__PATH_IPC] = &dart__path_ipc,
     [DART__PATH_STAGE] = &dart__path_stage,
+    [DART__PATH_OWNER] = &dart__path_owner,
 };
 
 _Atomic uint64_t dart__transport__path_ops[DART_PATH_COUNT];
@@ -76,6 +77,7 @@ const dart__path_props_t dart__path_props[DART_PATH_COUNT] = {
                         .device = true,
                         .atomic_follows_puts = true},
     [DART__PATH_STAGE] = {.device = true, .target_progress = true},
+    [DART__PATH_OWNER] = {.target_progress = true},
 };
 
 atomic_bool dart__transport__stores_unfenced;

@@ -37,7 +37,8 @@ enum {
   DART__PATH_UCX = 3,
   DART__PATH_CMA = 4,
   DART__PATH_IPC = 5,  /* device memory, own or a node peer's */
-  DART__PATH_STAGE = 6 /* device memory on another node, host staging */
+  DART__PATH_STAGE = 6, /* device memory on another node, host staging */
+  DART__PATH_OWNER = 7  /* atomics applied by their owner (am/owner.c) */
 };
 
 /* What the runtime asks of a path, by its value (transport.c): code asks
@@ -394,6 +395,7 @@ extern const dart__path_ops_t dart__path_ucx;
 #endif
 extern const dart__path_ops_t dart__path_ipc;
 extern const dart__path_ops_t dart__path_stage;
+extern const dart__path_ops_t dart__path_owner;
 
 /* The am_* slots of the shm and mpi paths, which the active messages'
  * module keeps (am/shm.c: node peers' rings, am/mpi.c: MPI two-sided). */
