@@ -6,9 +6,10 @@
 dart_add_test(am SOURCES test_am.c LAYOUTS node upn1 upn2 noshm UCX
               ARGS --messages 4000)
 target_link_libraries(test_am PRIVATE Threads::Threads)
-# 10^5 messages per unit between node peers and between emulated nodes.
+# 10^5 messages per unit between node peers and between emulated nodes
+# (label big: not in the sanitizer build).
 dart_add_test(am_soak SOURCES test_am.c UNITS 2 LAYOUTS node upn1
-              ARGS --messages 100000)
+              LABELS big ARGS --messages 100000)
 # Three threads per unit sending and calling (DART_THREAD_MULTIPLE), and
 # the progress thread running handlers beside the application's.
 dart_add_test(am_threads SOURCES test_am.c UNITS 2 4

@@ -224,8 +224,9 @@ atomic(const char *func, dart_gptr_t gptr, dart__atomic_kind_t kind,
  * queued right here (acc_queue.h; a hit means that the cache, and so the
  * queue, is on): a random update costs little more than its locked
  * instruction, so the call must too. Where their path has a cached
- * accumulate (UCX's), a 4- or 8-byte element with no accumulate queued for
- * CPU atomics (they come first) is only started there. True then, with the
+ * accumulate (UCX's, the owner's), a 4- or 8-byte element with no
+ * accumulate queued for CPU atomics (they come first; not before the
+ * owner's batches, which wait as they do) is only started there. True then, with the
  * result in *ret; false, with nothing done, for anything else.
  */
 static inline __attribute__((always_inline)) bool
@@ -252,8 +253,10 @@ cached_accumulate(const char *func, dart_gptr_t gptr, const void *value,
   }
   /* aligned in the owner's process, as prepare checks it */
   const dart__path_ops_t *path = dart__transport__paths[e->atomics];
+  /* a batch the owner applies waits as the queue does, for other memory:
+   * neither needs to come first */
   if (path->cached_accumulate == NULL || size < 4 ||
-      dart__transport__acc_queued != 0 ||
+      (dart__transport__acc_queued != 0 && e->atomics != DART__PATH_OWNER) ||
       ((e->route->addr + offset) & (size - 1)) != 0)
     return false;
   *ret = path->cached_accumulate(func, e, offset, value, size, op);
