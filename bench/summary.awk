@@ -207,6 +207,28 @@ END {
   nu = distinct(UNITS["gups" SUBSEP "node"], gu)
   for (i = 1; i <= nu; i++)
     target("GUPS, one node, " gu[i] " units, vs shared-window atomics", val("gups", "update", "dart", "node", gu[i], 20), val("gups", "update", "shm_atomic", "node", gu[i], 20), ">=", 0.8)
+  # owner-applied atomics (dart_am.h): GUPS between emulated nodes against
+  # raw UCX atomics, and on the node against today's dart_accumulate
+  for (li = 0; li < 2; li++) {
+    lay = li ? "upn1.tcp" : "upn1.ucx"
+    nu = distinct(UNITS["gups" SUBSEP lay], gu)
+    for (i = 1; i <= nu; i++)
+      target("GUPS emulated nodes, " gu[i] " units, " (li ? "UCX over TCP" : "UCX shared memory") ": owner-applied vs raw ucp atomics", val("gups", "update", "dart_owner", lay, gu[i], 20), val("gups", "update", "ucx", lay, gu[i], 20), ">=", li ? 10 : 2)
+  }
+  nu = distinct(UNITS["gups" SUBSEP "node"], gu)
+  for (i = 1; i <= nu; i++)
+    target("GUPS, one node, " gu[i] " units, owner-applied vs dart_accumulate", val("gups", "update", "dart_owner", "node", gu[i], 20), val("gups", "update", "dart", "node", gu[i], 20), ">=", 0.95)
+  # hash-map inserts between emulated nodes: active messages vs atomics
+  nlay = split("upn1 upn1.ucx upn1.tcp", hm_layouts, " ")
+  for (li = 1; li <= nlay; li++) {
+    lay = hm_layouts[li]
+    nu = distinct(UNITS["hashmap" SUBSEP lay], hu)
+    for (i = 1; i <= nu; i++) {
+      nsz = distinct(SIZES["hashmap" SUBSEP lay SUBSEP hu[i]], hs)
+      for (j = 1; j <= nsz; j++)
+        target("hash map, " lay ", " hu[i] " units: inserts per second, active messages vs atomics", val("hashmap", "insert", "am", lay, hu[i], hs[j]), val("hashmap", "insert", "atomics", lay, hu[i], hs[j]), ">=", 3)
+    }
+  }
   # dart_init as DASH's driver pays it (MPI up), against DART-MPI
   nu = distinct(UNITS["init" SUBSEP "node"], iu)
   for (i = 1; i <= nu; i++)

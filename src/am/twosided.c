@@ -3,10 +3,11 @@
  * are messages the wire keeps in order per pair. Memory stays bounded by
  * credits: an origin may have WINDOW fragments at a target that it has
  * not consumed; the target returns credits once it consumed half of them.
- * Control messages (credits, "how many of mine ran?" and its answer) go
- * on the same tag, in order with the fragments, one in flight per unit,
- * and take no credit: what is owed to a unit is summed until its control
- * message is free.
+ * Credits ride back on the fragments going the other way (a call's reply
+ * returns the call's); where none go, control messages (credits, "how
+ * many of mine ran?" and its answer) do, in order with the fragments, one
+ * in flight per unit, taking no credit: what is owed to a unit is summed
+ * until its control message is free.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -128,7 +129,15 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_twosided_t *m,
   dart_ret_t ret = DART_OK;
   if (buf >= 0) {
     char *at = m->send_bufs + (size_t)buf * m->frag_bytes;
-    memcpy(at, f, sizeof *f);
+    /* the credits u is owed ride along (a call's reply returns its) */
+    dart__am_frag_t head = *f;
+    bool owed = x->owe_credits > 0 || x->owe_ask || x->owe_answer;
+    int give = x->consumed + x->owe_credits;
+    head.pad = (uint16_t)(give < 0xffff ? give : 0xffff);
+    x->consumed = give - head.pad;
+    x->owe_credits = 0;
+    if (owed && !x->owe_ask && !x->owe_answer) m->owing--;
+    memcpy(at, &head, sizeof head);
     if (f->bytes > 0) memcpy(at + sizeof *f, payload, f->bytes);
     ret = m->wire->send(func, m->w, u, at, sizeof *f + f->bytes, buf);
     if (ret == DART_OK) {
@@ -168,11 +177,17 @@ unsigned dart__am__twosided_poll(dart__am_twosided_t *m)
       dart__am__unlock(am, &m->lock);
       continue;
     }
+    /* consumed once its handler runs: a reply the handler sends returns
+     * its credit */
+    dart__am__lock(am, &m->lock);
+    x->credits += f.pad;
+    x->consumed++;
+    dart__am__unlock(am, &m->lock);
     dart__am__deliver(am, u, &f, (const char *)buf + sizeof f);
     m->wire->release(m->w);
     n++;
     dart__am__lock(am, &m->lock);
-    if (++x->consumed >= WINDOW / 2) {
+    if (x->consumed >= WINDOW / 2) {
       owe(m, x);
       x->owe_credits += x->consumed;
       x->consumed = 0;

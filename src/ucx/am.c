@@ -62,7 +62,7 @@ static ucs_status_t arrived(void *arg, const void *header, size_t header_len,
   bool hold = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA;
   dart__am__lock(w->am, &w->lock);
   arrival_t *a = NULL;
-  if (!hold && w->spare != NULL && w->spare->len >= len) {
+  if (!hold && w->spare != NULL) { /* spares hold a fragment, any */
     a = w->spare;
     w->spare = a->next;
   }
@@ -70,7 +70,12 @@ static ucs_status_t arrived(void *arg, const void *header, size_t header_len,
   if (a == NULL) {
     /* credits bound the copies: as many as fragments in flight to us */
     size_t room = sizeof(dart__am_frag_t) + w->am->frag_payload;
-    a = malloc(sizeof *a + (hold ? 0 : (len > room ? len : room)));
+    if (len > room) {
+      DART_LOG_ERROR_IN("dart_am (progress)", "an active message of %zu "
+                        "bytes, more than a fragment: dropped", len);
+      return UCS_OK;
+    }
+    a = malloc(sizeof *a + (hold ? 0 : room));
     if (a == NULL) {
       DART_LOG_ERROR_IN("dart_am (progress)", "no memory for an active "
                         "message of %zu bytes: dropped", len);
