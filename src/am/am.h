@@ -58,6 +58,9 @@ struct dart__am_team {
   int *path;           /* team unit -> the path of its messages */
   void *paths[DART_PATH_COUNT]; /* each path's own state */
   void *owner; /* owner-applied atomics' state (owner.c), or NULL */
+  /* the channel of the remote path's two-sided wire (twosided.c: one per
+   * team, MPI's or UCX's), or NULL */
+  struct dart__am_twosided *twosided;
 };
 
 /* A fragment that came from team unit origin (payload: f->bytes), handed
@@ -119,17 +122,12 @@ typedef struct {
   void (*release)(void *w);
 } dart__am_wire_t;
 
-typedef struct dart__am_twosided dart__am_twosided_t;
+/* The team's channel over wire (w: its state), am->twosided; closed
+ * again by dart__am__twosided_close. The path's am_send, am_poll and
+ * am_ran slots are twosided.c's (transport.h). */
 dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
-                                   const dart__am_wire_t *wire, void *w,
-                                   dart__am_twosided_t **out);
-void dart__am__twosided_close(dart__am_twosided_t *t);
-dart_ret_t dart__am__twosided_send(const char *func, dart__am_twosided_t *t,
-                                   int u, const dart__am_frag_t *f,
-                                   const void *payload, bool *queued);
-unsigned dart__am__twosided_poll(dart__am_twosided_t *t);
-dart_ret_t dart__am__twosided_ran(dart__am_twosided_t *t, int u,
-                                  uint64_t count, bool *ran);
+                                   const dart__am_wire_t *wire, void *w);
+void dart__am__twosided_close(dart__am_team_t *am);
 
 /* Collective over team where its messages are not open yet: opens them;
  * *am: the team's. */

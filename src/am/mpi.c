@@ -16,7 +16,6 @@ typedef struct {
   MPI_Request *reqs; /* by send slot */
   char *recv_buf; /* the last message received */
   size_t recv_bytes;
-  dart__am_twosided_t *channel;
 } wire_t;
 
 static wire_t *state(dart__am_team_t *am)
@@ -83,7 +82,7 @@ void dart__am__mpi_close(dart__am_team_t *am)
 {
   wire_t *m = state(am);
   if (m == NULL) return;
-  dart__am__twosided_close(m->channel);
+  dart__am__twosided_close(am);
   if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
   free(m->recv_buf);
   free(m->reqs);
@@ -108,31 +107,11 @@ dart_ret_t dart__am__mpi_open(const char *func, dart__am_team_t *am)
     dart__am__mpi_close(am);
     return DART_ERR_OTHER;
   }
-  dart_ret_t ret = dart__am__twosided_open(func, am, &wire, m, &m->channel);
+  dart_ret_t ret = dart__am__twosided_open(func, am, &wire, m);
   if (ret != DART_OK) dart__am__mpi_close(am);
   return ret;
 nomem:
   DART_LOG_ERROR_IN(func, "no memory for MPI's active messages");
   dart__am__mpi_close(am);
   return DART_ERR_NOMEM;
-}
-
-dart_ret_t dart__am__mpi_send(const char *func, dart__am_team_t *am, int u,
-                              const dart__am_frag_t *f, const void *payload,
-                              bool *queued)
-{
-  return dart__am__twosided_send(func, state(am)->channel, u, f, payload,
-                                 queued);
-}
-
-unsigned dart__am__mpi_poll(dart__am_team_t *am)
-{
-  return dart__am__twosided_poll(state(am)->channel);
-}
-
-dart_ret_t dart__am__mpi_ran(const char *func, dart__am_team_t *am, int u,
-                             uint64_t count, bool *ran)
-{
-  (void)func;
-  return dart__am__twosided_ran(state(am)->channel, u, count, ran);
 }

@@ -14,6 +14,7 @@
 
 #include "am/am.h"
 #include "base/log.h"
+#include "transport/transport.h"
 
 #define WINDOW 8     /* fragments in flight per (origin, target) */
 #define SEND_BUFS DART__AM_SEND_BUFS
@@ -43,7 +44,7 @@ struct dart__am_twosided {
   char *send_bufs;
   bool send_busy[SEND_BUFS];
 };
-typedef dart__am_twosided_t channel_t;
+typedef struct dart__am_twosided channel_t;
 
 /* Whether send slot slot is free (its send done, or none started). */
 static bool sent(channel_t *m, int slot, bool *busy)
@@ -52,9 +53,11 @@ static bool sent(channel_t *m, int slot, bool *busy)
   return !*busy;
 }
 
-void dart__am__twosided_close(dart__am_twosided_t *m)
+void dart__am__twosided_close(dart__am_team_t *am)
 {
+  channel_t *m = am->twosided;
   if (m == NULL) return;
+  am->twosided = NULL;
   /* sends the wire started complete by themselves */
   for (int i = 0; i < SEND_BUFS; i++)
     if (m->send_busy[i]) m->wire->forget(m->w, i);
@@ -66,8 +69,7 @@ void dart__am__twosided_close(dart__am_twosided_t *m)
 }
 
 dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
-                                   const dart__am_wire_t *wire, void *w,
-                                   dart__am_twosided_t **out)
+                                   const dart__am_wire_t *wire, void *w)
 {
   channel_t *m = calloc(1, sizeof *m);
   if (m == NULL) goto nomem;
@@ -80,11 +82,15 @@ dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
   m->send_bufs = malloc(SEND_BUFS * m->frag_bytes);
   if (m->units == NULL || m->send_bufs == NULL) goto nomem;
   for (int u = 0; u < am->team->size; u++) m->units[u].credits = WINDOW;
-  *out = m;
+  am->twosided = m;
   return DART_OK;
 nomem:
   DART_LOG_ERROR_IN(func, "no memory for two-sided active messages");
-  dart__am__twosided_close(m);
+  if (m != NULL) {
+    free(m->units);
+    free(m->send_bufs);
+  }
+  free(m);
   return DART_ERR_NOMEM;
 }
 
@@ -115,11 +121,11 @@ static void owe(channel_t *m, unit_t *x)
   if (!(x->owe_credits > 0 || x->owe_ask || x->owe_answer)) m->owing++;
 }
 
-dart_ret_t dart__am__twosided_send(const char *func, dart__am_twosided_t *m,
+dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
                                    int u, const dart__am_frag_t *f,
                                    const void *payload, bool *queued)
 {
-  dart__am_team_t *am = m->am;
+  channel_t *m = am->twosided;
   unit_t *x = &m->units[u];
   *queued = false;
   dart__am__lock(am, &m->lock);
@@ -150,9 +156,9 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_twosided_t *m,
   return ret;
 }
 
-unsigned dart__am__twosided_poll(dart__am_twosided_t *m)
+unsigned dart__am__twosided_poll(dart__am_team_t *am)
 {
-  dart__am_team_t *am = m->am;
+  channel_t *m = am->twosided;
   unsigned n = 0;
   const void *buf;
   size_t len;
@@ -202,10 +208,11 @@ unsigned dart__am__twosided_poll(dart__am_twosided_t *m)
   return n;
 }
 
-dart_ret_t dart__am__twosided_ran(dart__am_twosided_t *m, int u,
-                                  uint64_t count, bool *ran)
+dart_ret_t dart__am__twosided_ran(const char *func, dart__am_team_t *am,
+                                  int u, uint64_t count, bool *ran)
 {
-  dart__am_team_t *am = m->am;
+  (void)func;
+  channel_t *m = am->twosided;
   unit_t *x = &m->units[u];
   dart__am__lock(am, &m->lock);
   *ran = x->answered >= count;

@@ -398,7 +398,7 @@ extern const dart__path_ops_t dart__path_stage;
 extern const dart__path_ops_t dart__path_owner;
 
 /* The am_* slots of the shm and mpi paths, which the active messages'
- * module keeps (am/shm.c: node peers' rings, am/mpi.c: MPI two-sided). */
+ * module keeps (am/shm.c: node peers' rings, am/mpi.c: MPI's wire). */
 dart_ret_t dart__am__shm_open(const char *func, dart__am_team_t *am);
 void dart__am__shm_close(dart__am_team_t *am);
 dart_ret_t dart__am__shm_send(const char *func, dart__am_team_t *am, int u,
@@ -409,12 +409,14 @@ dart_ret_t dart__am__shm_ran(const char *func, dart__am_team_t *am, int u,
                              uint64_t count, bool *ran);
 dart_ret_t dart__am__mpi_open(const char *func, dart__am_team_t *am);
 void dart__am__mpi_close(dart__am_team_t *am);
-dart_ret_t dart__am__mpi_send(const char *func, dart__am_team_t *am, int u,
-                              const dart__am_frag_t *f, const void *payload,
-                              bool *queued);
-unsigned dart__am__mpi_poll(dart__am_team_t *am);
-dart_ret_t dart__am__mpi_ran(const char *func, dart__am_team_t *am, int u,
-                             uint64_t count, bool *ran);
+/* The am_send, am_poll and am_ran slots of a path whose messages go over
+ * a two-sided wire (mpi, ucx), with its credits (am/twosided.c). */
+dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
+                                   int u, const dart__am_frag_t *f,
+                                   const void *payload, bool *queued);
+unsigned dart__am__twosided_poll(dart__am_team_t *am);
+dart_ret_t dart__am__twosided_ran(const char *func, dart__am_team_t *am,
+                                  int u, uint64_t count, bool *ran);
 
 /* Whether path is built and works here (its usable slot). */
 static inline bool dart__transport__usable(int path)

@@ -32,7 +32,6 @@ typedef struct {
   arrival_t *head, *tail; /* arrived, not yet polled */
   arrival_t *current;     /* handed over by recv, until release */
   arrival_t *spare;       /* copies' buffers, kept for reuse */
-  dart__am_twosided_t *channel;
 } wire_t;
 
 /* by team id: the handler finds a team's wire from its first message on */
@@ -188,7 +187,7 @@ void dart__ucx__am_close(dart__am_team_t *am)
   wire_t *w = state(am);
   if (w == NULL) return;
   atomic_store_explicit(&wires[am->team->id], NULL, memory_order_release);
-  dart__am__twosided_close(w->channel);
+  dart__am__twosided_close(am);
   free_list(w->head);
   free_list(w->spare);
   free(w->reqs);
@@ -223,7 +222,7 @@ dart_ret_t dart__ucx__am_open(const char *func, dart__am_team_t *am)
   w->reqs = calloc(DART__AM_SEND_BUFS + (size_t)am->team->size,
                    sizeof *w->reqs);
   if (w->reqs == NULL) goto nomem;
-  dart_ret_t ret = dart__am__twosided_open(func, am, &wire, w, &w->channel);
+  dart_ret_t ret = dart__am__twosided_open(func, am, &wire, w);
   if (ret != DART_OK) {
     dart__ucx__am_close(am);
     return ret;
@@ -235,24 +234,4 @@ nomem:
   DART_LOG_ERROR_IN(func, "no memory for UCX's active messages");
   dart__ucx__am_close(am);
   return DART_ERR_NOMEM;
-}
-
-dart_ret_t dart__ucx__am_send(const char *func, dart__am_team_t *am, int u,
-                              const dart__am_frag_t *f, const void *payload,
-                              bool *queued)
-{
-  return dart__am__twosided_send(func, state(am)->channel, u, f, payload,
-                                 queued);
-}
-
-unsigned dart__ucx__am_poll(dart__am_team_t *am)
-{
-  return dart__am__twosided_poll(state(am)->channel);
-}
-
-dart_ret_t dart__ucx__am_ran(const char *func, dart__am_team_t *am, int u,
-                             uint64_t count, bool *ran)
-{
-  (void)func;
-  return dart__am__twosided_ran(state(am)->channel, u, count, ran);
 }

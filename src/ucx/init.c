@@ -211,7 +211,7 @@ const dart__path_ops_t dart__path_ucx = {
     .barrier_destroy = dart__ucx__barrier_destroy,
     .am_open = dart__ucx__am_open,
     .am_close = dart__ucx__am_close,
-    .am_send = dart__ucx__am_send,
-    .am_poll = dart__ucx__am_poll,
-    .am_ran = dart__ucx__am_ran,
+    .am_send = dart__am__twosided_send,
+    .am_poll = dart__am__twosided_poll,
+    .am_ran = dart__am__twosided_ran,
 };

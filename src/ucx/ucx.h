@@ -313,14 +313,7 @@ void dart__ucx__barrier_destroy(void *b);
 
 /* The path's am_* slots (am.c). */
 typedef struct dart__am_team dart__am_team_t;
-typedef struct dart__am_frag dart__am_frag_t;
 dart_ret_t dart__ucx__am_open(const char *func, dart__am_team_t *am);
 void dart__ucx__am_close(dart__am_team_t *am);
-dart_ret_t dart__ucx__am_send(const char *func, dart__am_team_t *am, int u,
-                              const dart__am_frag_t *f, const void *payload,
-                              bool *queued);
-unsigned dart__ucx__am_poll(dart__am_team_t *am);
-dart_ret_t dart__ucx__am_ran(const char *func, dart__am_team_t *am, int u,
-                             uint64_t count, bool *ran);
 
 #endif
