@@ -6,6 +6,13 @@
  * The handler runs inside whatever progresses the worker, so it only
  * queues what came (holding UCX's buffer where UCX lets it, else a copy),
  * and the team's poll hands the queue over in order.
+ *
+ * The messages have a context and worker of their own, made at the first
+ * team's open: with UCP_FEATURE_AM (or TAG) in the RMA context, UCX 1.13's
+ * TCP transport crashes in its progress under the RMA tests at 8 units
+ * (uct_tcp_iface_progress), so that context stays as it was. Each team
+ * allgathers the worker's addresses and makes its endpoints on first
+ * use; only the teams' polls progress this worker.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +34,9 @@ typedef struct arrival {
 typedef struct {
   int32_t header[2]; /* team id, my team unit: every message's header */
   dart__am_team_t *am;
+  ucp_ep_h *eps;          /* by team unit, made on first use */
+  char *addrs;            /* the team's worker addresses */
+  size_t *addr_off;       /* team unit u's at addrs + addr_off[u] */
   ucs_status_ptr_t *reqs; /* by send slot */
   atomic_flag lock;       /* the queue (am->threads) */
   arrival_t *head, *tail; /* arrived, not yet polled */
@@ -36,6 +46,11 @@ typedef struct {
 
 /* by team id: the handler finds a team's wire from its first message on */
 static _Atomic(wire_t *) wires[DART__MAX_TEAMS];
+
+static struct {
+  ucp_context_h context;
+  ucp_worker_h worker;
+} msg;
 
 static wire_t *state(dart__am_team_t *am)
 {
@@ -99,8 +114,17 @@ static dart_ret_t wire_send(const char *func, void *p, int u, const void *buf,
 {
   wire_t *w = p;
   int unit = w->am->team->members[u];
-  ucp_ep_h ep = dart__ucx__ep_of(func, unit);
-  if (ep == NULL) return DART_ERR_OTHER; /* logged */
+  if (w->eps[u] == NULL) { /* under the channel's lock: one maker */
+    ucp_ep_params_t params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+        .address = (const ucp_address_t *)(w->addrs + w->addr_off[u])};
+    ucs_status_t status = ucp_ep_create(msg.worker, &params, &w->eps[u]);
+    if (status != UCS_OK) {
+      w->eps[u] = NULL;
+      return dart__ucx__error(func, "ucp_ep_create", status, unit);
+    }
+  }
+  ucp_ep_h ep = w->eps[u];
   ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                .flags = UCP_AM_SEND_FLAG_EAGER};
   ucs_status_ptr_t req = ucp_am_send_nbx(ep, AM_ID, w->header,
@@ -134,7 +158,7 @@ static void wire_forget(void *p, int slot)
 static bool wire_recv(void *p, int *origin, const void **buf, size_t *len)
 {
   wire_t *w = p;
-  if (w->head == NULL) ucp_worker_progress(dart__ucx.worker);
+  if (w->head == NULL) ucp_worker_progress(msg.worker);
   dart__am__lock(w->am, &w->lock);
   arrival_t *a = w->head;
   if (a != NULL) {
@@ -156,7 +180,7 @@ static void wire_release(void *p)
   arrival_t *a = w->current;
   w->current = NULL;
   if (a->held != NULL) {
-    ucp_am_data_release(dart__ucx.worker, a->held);
+    ucp_am_data_release(msg.worker, a->held);
     free(a);
     return;
   }
@@ -176,7 +200,7 @@ static void free_list(arrival_t *a)
 {
   while (a != NULL) {
     arrival_t *next = a->next;
-    if (a->held != NULL) ucp_am_data_release(dart__ucx.worker, a->held);
+    if (a->held != NULL) ucp_am_data_release(msg.worker, a->held);
     free(a);
     a = next;
   }
@@ -190,27 +214,79 @@ void dart__ucx__am_close(dart__am_team_t *am)
   dart__am__twosided_close(am);
   free_list(w->head);
   free_list(w->spare);
+  for (int u = 0; w->eps != NULL && u < am->team->size; u++) {
+    if (w->eps[u] == NULL) continue;
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                 .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t req = ucp_ep_close_nbx(w->eps[u], &param);
+    if (UCS_PTR_IS_PTR(req)) {
+      while (ucp_request_check_status(req) == UCS_INPROGRESS)
+        ucp_worker_progress(msg.worker);
+      ucp_request_free(req);
+    }
+  }
+  free(w->eps);
+  free(w->addrs);
+  free(w->addr_off);
   free(w->reqs);
   free(w);
   am->paths[DART__PATH_UCX] = NULL;
 }
 
-dart_ret_t dart__ucx__am_open(const char *func, dart__am_team_t *am)
+/* The messages' context and worker, with the handler (first open). */
+static dart_ret_t msg_worker(const char *func)
 {
-  static atomic_bool handler_set;
-  if (!atomic_exchange(&handler_set, true)) {
+  if (msg.worker != NULL) return DART_OK;
+  ucp_config_t *config = NULL;
+  ucs_status_t status = ucp_config_read(NULL, NULL, &config);
+  if (status == UCS_OK) {
+    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
+                           .features = UCP_FEATURE_AM};
+    status = ucp_init(&params, config, &msg.context);
+    ucp_config_release(config);
+  }
+  if (status == UCS_OK) {
+    ucp_worker_params_t params = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = dart__rt.thread_level == DART_THREAD_MULTIPLE
+                           ? UCS_THREAD_MODE_MULTI
+                           : UCS_THREAD_MODE_SINGLE};
+    status = ucp_worker_create(msg.context, &params, &msg.worker);
+  }
+  if (status == UCS_OK) {
     ucp_am_handler_param_t param = {
         .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
                       UCP_AM_HANDLER_PARAM_FIELD_CB,
         .id = AM_ID,
         .cb = arrived};
-    ucs_status_t status =
-        ucp_worker_set_am_recv_handler(dart__ucx.worker, &param);
-    if (status != UCS_OK) {
-      atomic_store(&handler_set, false);
-      return dart__ucx__error(func, "ucp_worker_set_am_recv_handler", status,
-                              dart__rt.myid);
-    }
+    status = ucp_worker_set_am_recv_handler(msg.worker, &param);
+  }
+  if (status != UCS_OK) {
+    dart__ucx__am_fini();
+    return dart__ucx__error(func, "the active messages' UCX worker", status,
+                            dart__rt.myid);
+  }
+  return DART_OK;
+}
+
+void dart__ucx__am_fini(void)
+{
+  if (msg.worker != NULL) ucp_worker_destroy(msg.worker);
+  if (msg.context != NULL) ucp_cleanup(msg.context);
+  msg.worker = NULL;
+  msg.context = NULL;
+}
+
+dart_ret_t dart__ucx__am_open(const char *func, dart__am_team_t *am)
+{
+  /* every unit reports whether it has the worker: all fail together */
+  int mine = msg_worker(func) == DART_OK, all = 0;
+  if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, am->team->comm) !=
+          MPI_SUCCESS ||
+      !all) {
+    if (mine) DART_LOG_ERROR_IN(func, "UCX's active messages failed on "
+                                "another unit");
+    return DART_ERR_OTHER;
   }
   wire_t *w = calloc(1, sizeof *w);
   if (w == NULL) goto nomem;
@@ -221,8 +297,22 @@ dart_ret_t dart__ucx__am_open(const char *func, dart__am_team_t *am)
   atomic_flag_clear(&w->lock);
   w->reqs = calloc(DART__AM_SEND_BUFS + (size_t)am->team->size,
                    sizeof *w->reqs);
-  if (w->reqs == NULL) goto nomem;
-  dart_ret_t ret = dart__am__twosided_open(func, am, &wire, w);
+  w->eps = calloc((size_t)am->team->size, sizeof *w->eps);
+  if (w->reqs == NULL || w->eps == NULL) goto nomem;
+  ucp_address_t *address = NULL;
+  size_t address_len = 0;
+  ucs_status_t status =
+      ucp_worker_get_address(msg.worker, &address, &address_len);
+  if (status != UCS_OK) {
+    dart__ucx__am_close(am);
+    return dart__ucx__error(func, "ucp_worker_get_address", status,
+                            dart__rt.myid);
+  }
+  dart_ret_t ret = dart__ucx__allgather(func, am->team->comm, am->team->size,
+                                        address, address_len, &w->addrs,
+                                        &w->addr_off);
+  ucp_worker_release_address(msg.worker, address);
+  if (ret == DART_OK) ret = dart__am__twosided_open(func, am, &wire, w);
   if (ret != DART_OK) {
     dart__ucx__am_close(am);
     return ret;

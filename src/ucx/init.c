@@ -43,8 +43,7 @@ static dart_ret_t ucx_init(void)
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 |
-                    UCP_FEATURE_AM,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
         .mt_workers_shared = 0};
     status = ucp_init(&params, config, &dart__ucx.context);
     ucp_config_release(config);
@@ -107,6 +106,7 @@ static bool ucx_started(void)
 static void ucx_fini(void)
 {
   if (!ucx_started()) return;
+  dart__ucx__am_fini();
   /* ours are complete, and nobody still needs us to serve theirs */
   atomic_store(&dart__ucx.dirty, true);
   dart__ucx__flush_all("dart_exit", NULL);

@@ -315,5 +315,7 @@ void dart__ucx__barrier_destroy(void *b);
 typedef struct dart__am_team dart__am_team_t;
 dart_ret_t dart__ucx__am_open(const char *func, dart__am_team_t *am);
 void dart__ucx__am_close(dart__am_team_t *am);
+/* At dart_exit, after every team's close: the messages' own worker. */
+void dart__ucx__am_fini(void);
 
 #endif
