@@ -237,22 +237,8 @@ void dart__ucx__am_close(dart__am_team_t *am)
 static dart_ret_t msg_worker(const char *func)
 {
   if (msg.worker != NULL) return DART_OK;
-  ucp_config_t *config = NULL;
-  ucs_status_t status = ucp_config_read(NULL, NULL, &config);
-  if (status == UCS_OK) {
-    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                           .features = UCP_FEATURE_AM};
-    status = ucp_init(&params, config, &msg.context);
-    ucp_config_release(config);
-  }
-  if (status == UCS_OK) {
-    ucp_worker_params_t params = {
-        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = dart__rt.thread_level == DART_THREAD_MULTIPLE
-                           ? UCS_THREAD_MODE_MULTI
-                           : UCS_THREAD_MODE_SINGLE};
-    status = ucp_worker_create(msg.context, &params, &msg.worker);
-  }
+  ucs_status_t status =
+      dart__ucx__worker_open(UCP_FEATURE_AM, &msg.context, &msg.worker);
   if (status == UCS_OK) {
     ucp_am_handler_param_t param = {
         .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |

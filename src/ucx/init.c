@@ -29,23 +29,18 @@ static void release_all(void)
   memset(&dart__ucx, 0, sizeof dart__ucx);
 }
 
-static dart_ret_t ucx_init(void)
+ucs_status_t dart__ucx__worker_open(uint64_t features,
+                                    ucp_context_h *context,
+                                    ucp_worker_h *worker)
 {
-  if (dart__base__config.transport != DART__TRANSPORT_UCX) return DART_OK;
-  const char *func = "dart_init";
-  ucp_address_t *address = NULL;
-  size_t address_len = 0;
   ucp_config_t *config = NULL;
-  memset(&dart__ucx, 0, sizeof dart__ucx);
-  mtx_init(&dart__ucx.ep_lock, mtx_plain);
   ucs_status_t status = ucp_config_read(NULL, NULL, &config);
   if (status == UCS_OK) {
-    ucp_params_t params = {
-        .field_mask = UCP_PARAM_FIELD_FEATURES |
-                      UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
-        .mt_workers_shared = 0};
-    status = ucp_init(&params, config, &dart__ucx.context);
+    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES |
+                                         UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+                           .features = features,
+                           .mt_workers_shared = 0};
+    status = ucp_init(&params, config, context);
     ucp_config_release(config);
   }
   if (status == UCS_OK) {
@@ -54,8 +49,22 @@ static dart_ret_t ucx_init(void)
         .thread_mode = dart__rt.thread_level == DART_THREAD_MULTIPLE
                            ? UCS_THREAD_MODE_MULTI
                            : UCS_THREAD_MODE_SINGLE};
-    status = ucp_worker_create(dart__ucx.context, &params, &dart__ucx.worker);
+    status = ucp_worker_create(*context, &params, worker);
   }
+  return status;
+}
+
+static dart_ret_t ucx_init(void)
+{
+  if (dart__base__config.transport != DART__TRANSPORT_UCX) return DART_OK;
+  const char *func = "dart_init";
+  ucp_address_t *address = NULL;
+  size_t address_len = 0;
+  memset(&dart__ucx, 0, sizeof dart__ucx);
+  mtx_init(&dart__ucx.ep_lock, mtx_plain);
+  ucs_status_t status = dart__ucx__worker_open(
+      UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
+      &dart__ucx.context, &dart__ucx.worker);
   if (status == UCS_OK)
     status = ucp_worker_get_address(dart__ucx.worker, &address, &address_len);
   if (status != UCS_OK)

@@ -311,6 +311,12 @@ dart_ret_t dart__ucx__barrier_create(const char *func, MPI_Comm comm,
 dart_ret_t dart__ucx__barrier(const char *func, void *b);
 void dart__ucx__barrier_destroy(void *b);
 
+/* A context with features and its worker, in the thread mode of
+ * dart_init_thread (what was made stays set where it fails, for the
+ * caller to free). */
+ucs_status_t dart__ucx__worker_open(uint64_t features, ucp_context_h *context,
+                                    ucp_worker_h *worker);
+
 /* The path's am_* slots (am.c). */
 typedef struct dart__am_team dart__am_team_t;
 dart_ret_t dart__ucx__am_open(const char *func, dart__am_team_t *am);
