@@ -139,6 +139,19 @@ static inline int hm_owner(const hashmap_t *m, uint64_t key, uint64_t *start)
   return (int)(h / m->per_unit);
 }
 
+/* At the owner: key's slot in its part, or the empty slot where it would
+ * go; NULL where the part is full. */
+static inline uint64_t *hm_probe(const hashmap_t *m, uint64_t key)
+{
+  uint64_t start;
+  hm_owner(m, key, &start);
+  for (uint64_t i = 0; i < m->per_unit; i++) {
+    uint64_t *slot = m->local + (start + i) % m->per_unit * WORDS;
+    if (slot[STATE] == EMPTY || slot[KEY] == key) return slot;
+  }
+  return NULL;
+}
+
 /* At the owner: payload {key, value}; replies an insert_result_t. */
 static inline void hm_insert_handler(dart_team_unit_t origin,
                                      const void *payload, size_t len,
@@ -147,19 +160,14 @@ static inline void hm_insert_handler(dart_team_unit_t origin,
 {
   (void)origin;
   (void)len;
-  const hashmap_t *m = context;
-  uint64_t kv[2], start, result = TABLE_FULL;
+  uint64_t kv[2], result = TABLE_FULL;
   memcpy(kv, payload, sizeof kv);
-  hm_owner(m, kv[0], &start);
-  for (uint64_t i = 0; i < m->per_unit; i++) {
-    uint64_t *slot = m->local + (start + i) % m->per_unit * WORDS;
-    if (slot[STATE] == EMPTY || slot[KEY] == kv[0]) {
-      result = slot[STATE] == EMPTY ? INSERTED : REPLACED;
-      slot[STATE] = FULL;
-      slot[KEY] = kv[0];
-      slot[VALUE] = kv[1];
-      break;
-    }
+  uint64_t *slot = hm_probe(context, kv[0]);
+  if (slot != NULL) {
+    result = slot[STATE] == EMPTY ? INSERTED : REPLACED;
+    slot[STATE] = FULL;
+    slot[KEY] = kv[0];
+    slot[VALUE] = kv[1];
   }
   memcpy(reply, &result, sizeof result);
   *reply_len = sizeof result;
@@ -173,18 +181,12 @@ static inline void hm_find_handler(dart_team_unit_t origin,
 {
   (void)origin;
   (void)len;
-  const hashmap_t *m = context;
-  uint64_t key, start, found[2] = {0, 0};
+  uint64_t key, found[2] = {0, 0};
   memcpy(&key, payload, sizeof key);
-  hm_owner(m, key, &start);
-  for (uint64_t i = 0; i < m->per_unit; i++) {
-    const uint64_t *slot = m->local + (start + i) % m->per_unit * WORDS;
-    if (slot[STATE] == EMPTY) break;
-    if (slot[KEY] == key) {
-      found[0] = 1;
-      found[1] = slot[VALUE];
-      break;
-    }
+  const uint64_t *slot = hm_probe(context, key);
+  if (slot != NULL && slot[STATE] == FULL) {
+    found[0] = 1;
+    found[1] = slot[VALUE];
   }
   memcpy(reply, found, sizeof found);
   *reply_len = sizeof found;
