@@ -3,8 +3,9 @@
  * (1 B .. 1 MiB, most small) to random units, from one or more threads;
  * each target checks every byte and the order per (origin, thread), and
  * the counts against what the origins sent. Calls with replies checked,
- * dart_test on a call, a flush seen through a one-sided get, handlers on
- * a second team, and bad input.
+ * dart_test on a call, a flush seen through a one-sided get, messages,
+ * calls and replies of sizes at the edges of fragments and rendezvous,
+ * handlers on a second team, and bad input.
  *
  *   test_am [--messages N] [--threads T]
  */
@@ -300,6 +301,90 @@ static void test_flush(void)
   CHECK_OK(dart_team_memfree(g));
 }
 
+/* ---- sizes at the fragments' and rendezvous' edges ---- */
+
+/* a fragment carries 8 KiB less its header with the default DART_AM_QUEUE;
+ * UCX's rendezvous starts at 256 KiB, MPI's past one fragment */
+static const size_t edge_sizes[] = {8160, 8161, 16320, 262143, 262144,
+                                    (4u << 20) + 3};
+#define EDGES (sizeof edge_sizes / sizeof edge_sizes[0])
+#define LARGE_REPLY (300u << 10)
+
+static uint8_t edge_byte(int origin, size_t len, size_t i)
+{
+  return (uint8_t)(origin * 31 + len * 7 + i * 13 + (i >> 9));
+}
+
+typedef struct {
+  long got, bad;
+} edges_t;
+
+static void edge_handler(dart_team_unit_t origin, const void *payload,
+                         size_t len, void *reply, size_t *reply_len,
+                         void *context)
+{
+  edges_t *e = context;
+  const uint8_t *p = payload;
+  size_t bad = len;
+  for (size_t i = 0; i < len && bad == len; i++)
+    if (p[i] != edge_byte((int)origin.id, len, i)) bad = i;
+  if (bad != len && e->bad++ < 5)
+    FAILF("a message of %zu bytes from unit %d: byte %zu is wrong", len,
+          (int)origin.id, bad);
+  e->got++;
+  /* the reply (a send's is dropped): the same pattern, from this unit */
+  size_t n = len < LARGE_REPLY ? len : LARGE_REPLY;
+  for (size_t i = 0; i < n; i++) ((uint8_t *)reply)[i] = edge_byte(me, n, i);
+  *reply_len = n;
+}
+
+/* Every unit sends every other unit (and itself) a message of each size,
+ * then calls it with each size, whose reply (up to 300 KiB) comes back in
+ * the same ways; every byte checked, the counts too. */
+static void test_edges(void)
+{
+  edges_t e = {0, 0};
+  dart_am_id_t id;
+  CHECK_OK(dart_am_register(DART_TEAM_ALL, edge_handler, &e, LARGE_REPLY,
+                            &id));
+  size_t max = edge_sizes[EDGES - 1];
+  uint8_t *buf = malloc(max), *reply = malloc(LARGE_REPLY);
+  CHECK(buf != NULL && reply != NULL);
+  for (size_t k = 0; k < EDGES; k++) {
+    size_t len = edge_sizes[k];
+    for (size_t i = 0; i < len; i++) buf[i] = edge_byte(me, len, i);
+    for (int u = 0; u < units; u++)
+      CHECK_OK(dart_am_send(DART_TEAM_ALL, (dart_team_unit_t){u}, id, buf,
+                            len));
+  }
+  for (size_t k = 0; k < EDGES; k++) {
+    size_t len = edge_sizes[k];
+    for (size_t i = 0; i < len; i++) buf[i] = edge_byte(me, len, i);
+    for (int u = 0; u < units; u++) {
+      dart_handle_t h;
+      size_t got = 0;
+      memset(reply, 0, LARGE_REPLY);
+      CHECK_OK(dart_am_call(DART_TEAM_ALL, (dart_team_unit_t){u}, id, buf,
+                            len, reply, LARGE_REPLY, &got, &h));
+      CHECK_OK(dart_wait(&h));
+      size_t n = len < LARGE_REPLY ? len : LARGE_REPLY, bad = n;
+      for (size_t i = 0; i < n && bad == n; i++)
+        if (reply[i] != edge_byte(u, n, i)) bad = i;
+      CHECK_EQ(got, n);
+      if (bad != n)
+        FAILF("reply of %zu bytes from unit %d: byte %zu is wrong", n, u,
+              bad);
+    }
+  }
+  CHECK_OK(dart_am_flush(DART_TEAM_ALL));
+  CHECK_OK(dart_barrier(DART_TEAM_ALL));
+  CHECK_EQ(e.got, (long)(2 * EDGES) * units);
+  CHECK_EQ(e.bad, 0);
+  CHECK_OK(dart_am_deregister(DART_TEAM_ALL, id));
+  free(buf);
+  free(reply);
+}
+
 /* Owner-applied atomics chosen per allocation: accumulates from every
  * unit to every word, fetch-and-op and compare-and-swap increments on one
  * word, exact totals; the atomics' paths. */
@@ -531,6 +616,7 @@ int main(int argc, char **argv)
   capture_init();
   test_traffic();
   test_flush();
+  test_edges();
   test_owner_atomics();
   test_bad();
   capture_fini();

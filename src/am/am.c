@@ -133,11 +133,13 @@ static dart_ret_t queue_fragments(const char *func, am_team_t *t, int u,
                                   const char *payload, size_t *done)
 {
   const dart__path_ops_t *path = dart__transport__paths[t->pub.path[u]];
+  size_t most = head->len >= t->pub.large_min[t->pub.path[u]]
+                    ? DART__AM_LARGE
+                    : t->pub.frag_payload;
   do {
     dart__am_frag_t f = *head;
     size_t left = head->len - *done;
-    f.bytes = (uint32_t)(left < t->pub.frag_payload ? left
-                                                     : t->pub.frag_payload);
+    f.bytes = (uint32_t)(left < most ? left : most);
     bool queued = false;
     dart_ret_t ret = path->am_send(func, &t->pub, u, &f, payload + *done,
                                    &queued);
@@ -450,6 +452,8 @@ static dart_ret_t team_open(const char *func, dart__team_t *team,
   }
   t->pub.queue &= ~(size_t)255; /* fragments of whole 32-byte records */
   t->pub.frag_payload = t->pub.queue / 8 - sizeof(dart__am_frag_t);
+  for (int path = 0; path < DART_PATH_COUNT; path++)
+    t->pub.large_min[path] = SIZE_MAX;
   t->pub.threads = dart__rt.thread_level == DART_THREAD_MULTIPLE;
   atomic_flag_clear(&t->polling);
   t->peers = calloc((size_t)team->size, sizeof *t->peers);

@@ -54,6 +54,10 @@ struct dart__am_team {
   dart__team_t *team;
   size_t queue;        /* DART_AM_QUEUE: bytes each pair may have queued */
   size_t frag_payload; /* message bytes per fragment */
+  /* by path: messages of this many bytes or more go as fragments of up to
+   * DART__AM_LARGE bytes, which the path's wire moves in its rendezvous
+   * (twosided.c); SIZE_MAX where a path has none */
+  size_t large_min[DART_PATH_COUNT];
   bool threads;        /* several threads may call (DART_THREAD_MULTIPLE) */
   int *path;           /* team unit -> the path of its messages */
   void *paths[DART_PATH_COUNT]; /* each path's own state */
@@ -109,7 +113,8 @@ enum {
 
 typedef struct {
   /* Starts sending len bytes at buf (kept until it is sent) to team unit
-   * u, in send slot slot. */
+   * u, in send slot slot; more than a fragment's (header and
+   * frag_payload) in the wire's rendezvous. */
   dart_ret_t (*send)(const char *func, void *w, int u, const void *buf,
                      size_t len, int slot);
   /* Whether the send in slot is done. */
@@ -117,15 +122,25 @@ typedef struct {
   /* Lets the send in slot complete by itself (at the team's end). */
   void (*forget)(void *w, int slot);
   /* The next message that arrived, if any: its origin and bytes, valid
-   * until release. */
+   * until release (false too while the first one's rendezvous moves its
+   * bytes). */
   bool (*recv)(void *w, int *origin, const void **buf, size_t *len);
   void (*release)(void *w);
 } dart__am_wire_t;
 
-/* The team's channel over wire (w: its state), am->twosided; closed
- * again by dart__am__twosided_close. The path's am_send, am_poll and
- * am_ran slots are twosided.c's (transport.h). */
+/* The most bytes of a message one fragment of a two-sided wire carries:
+ * a larger fragment than frag_payload goes out as one wire message, which
+ * the wire's own rendezvous moves (MPI's, UCX's), from a copy of the
+ * origin's held until sent into a buffer the target allocates when it
+ * takes the message (MPI's count is an int). */
+#define DART__AM_LARGE (1ul << 30)
+
+/* The team's channel over wire (w: its state), am->twosided, for path,
+ * whose wire's rendezvous pays for messages of large_min bytes or more;
+ * closed again by dart__am__twosided_close. The path's am_send, am_poll
+ * and am_ran slots are twosided.c's (transport.h). */
 dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
+                                   int path, size_t large_min,
                                    const dart__am_wire_t *wire, void *w);
 void dart__am__twosided_close(dart__am_team_t *am);
 

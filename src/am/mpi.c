@@ -14,8 +14,12 @@
 typedef struct {
   MPI_Comm comm;
   MPI_Request *reqs; /* by send slot */
-  char *recv_buf; /* the last message received */
+  char *recv_buf; /* the last message received, up to a fragment */
   size_t recv_bytes;
+  char *large; /* the last message received, where larger */
+  /* a message matched but not received (no memory for it yet) */
+  MPI_Message pending;
+  MPI_Status pending_status;
 } wire_t;
 
 static wire_t *state(dart__am_team_t *am)
@@ -52,25 +56,42 @@ static bool wire_recv(void *w, int *origin, const void **buf, size_t *len)
 {
   wire_t *m = w;
   int found = 0, count = 0;
-  MPI_Message msg;
   MPI_Status status;
-  if (MPI_Improbe(MPI_ANY_SOURCE, TAG, m->comm, &found, &msg, &status) !=
-          MPI_SUCCESS ||
-      !found)
+  if (m->pending == MPI_MESSAGE_NULL &&
+      (MPI_Improbe(MPI_ANY_SOURCE, TAG, m->comm, &found, &m->pending,
+                   &m->pending_status) != MPI_SUCCESS ||
+       !found)) {
+    m->pending = MPI_MESSAGE_NULL;
     return false;
-  if (MPI_Mrecv(m->recv_buf, (int)m->recv_bytes, MPI_BYTE, &msg, &status) !=
+  }
+  MPI_Get_count(&m->pending_status, MPI_BYTE, &count);
+  char *into = m->recv_buf;
+  if ((size_t)count > m->recv_bytes) {
+    into = m->large = malloc((size_t)count);
+    if (into == NULL) {
+      DART_LOG_ERROR_IN("dart_am (progress)", "no memory for a message of "
+                        "%d bytes from unit %d", count,
+                        m->pending_status.MPI_SOURCE);
+      return false; /* received at a later poll */
+    }
+  }
+  if (MPI_Mrecv(into, count, MPI_BYTE, &m->pending, &status) !=
       MPI_SUCCESS) {
     DART_LOG_ERROR_IN("dart_am (progress)", "MPI_Mrecv failed");
     return false;
   }
-  MPI_Get_count(&status, MPI_BYTE, &count);
   *origin = status.MPI_SOURCE;
-  *buf = m->recv_buf;
+  *buf = into;
   *len = (size_t)count;
   return true;
 }
 
-static void wire_release(void *w) { (void)w; }
+static void wire_release(void *w)
+{
+  wire_t *m = w;
+  free(m->large);
+  m->large = NULL;
+}
 
 static const dart__am_wire_t wire = {.send = wire_send,
                                      .sent = wire_sent,
@@ -96,6 +117,7 @@ dart_ret_t dart__am__mpi_open(const char *func, dart__am_team_t *am)
   if (m == NULL) goto nomem;
   am->paths[DART__PATH_MPI] = m;
   m->comm = MPI_COMM_NULL;
+  m->pending = MPI_MESSAGE_NULL;
   m->recv_bytes = sizeof(dart__am_frag_t) + am->frag_payload;
   m->recv_buf = malloc(m->recv_bytes);
   m->reqs = calloc(DART__AM_SEND_BUFS + (size_t)am->team->size,
@@ -107,7 +129,9 @@ dart_ret_t dart__am__mpi_open(const char *func, dart__am_team_t *am)
     dart__am__mpi_close(am);
     return DART_ERR_OTHER;
   }
-  dart_ret_t ret = dart__am__twosided_open(func, am, &wire, m);
+  /* MPI's own rendezvous beats fragments from the first byte past one */
+  dart_ret_t ret = dart__am__twosided_open(func, am, DART__PATH_MPI, 0,
+                                           &wire, m);
   if (ret != DART_OK) dart__am__mpi_close(am);
   return ret;
 nomem:

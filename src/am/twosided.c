@@ -7,7 +7,10 @@
  * returns the call's); where none go, control messages (credits, "how
  * many of mine ran?" and its answer) do, in order with the fragments, one
  * in flight per unit, taking no credit: what is owed to a unit is summed
- * until its control message is free.
+ * until its control message is free. A fragment larger than frag_payload
+ * (up to DART__AM_LARGE) goes from a copy of its own, which its send slot
+ * holds until sent: the wire moves it in its rendezvous, and the target
+ * receives it into memory of its own when it takes it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +46,20 @@ struct dart__am_twosided {
   int owing;         /* units owed a control message */
   char *send_bufs;
   bool send_busy[SEND_BUFS];
+  char *large[SEND_BUFS]; /* a larger fragment's copy, by send slot */
 };
 typedef struct dart__am_twosided channel_t;
 
 /* Whether send slot slot is free (its send done, or none started). */
 static bool sent(channel_t *m, int slot, bool *busy)
 {
-  if (*busy && m->wire->sent(m->w, slot)) *busy = false;
+  if (*busy && m->wire->sent(m->w, slot)) {
+    *busy = false;
+    if (slot < SEND_BUFS) {
+      free(m->large[slot]);
+      m->large[slot] = NULL;
+    }
+  }
   return !*busy;
 }
 
@@ -58,9 +68,12 @@ void dart__am__twosided_close(dart__am_team_t *am)
   channel_t *m = am->twosided;
   if (m == NULL) return;
   am->twosided = NULL;
-  /* sends the wire started complete by themselves */
-  for (int i = 0; i < SEND_BUFS; i++)
+  /* sends the wire started complete by themselves: the team's last
+   * barrier answered every unit's flush, so none still reads its buffer */
+  for (int i = 0; i < SEND_BUFS; i++) {
     if (m->send_busy[i]) m->wire->forget(m->w, i);
+    free(m->large[i]);
+  }
   for (int u = 0; m->units != NULL && u < m->am->team->size; u++)
     if (m->units[u].control_busy) m->wire->forget(m->w, SEND_BUFS + u);
   free(m->units);
@@ -69,6 +82,7 @@ void dart__am__twosided_close(dart__am_team_t *am)
 }
 
 dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
+                                   int path, size_t large_min,
                                    const dart__am_wire_t *wire, void *w)
 {
   channel_t *m = calloc(1, sizeof *m);
@@ -83,6 +97,8 @@ dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
   if (m->units == NULL || m->send_bufs == NULL) goto nomem;
   for (int u = 0; u < am->team->size; u++) m->units[u].credits = WINDOW;
   am->twosided = m;
+  am->large_min[path] = large_min > am->frag_payload ? large_min
+                                                      : am->frag_payload + 1;
   return DART_OK;
 nomem:
   DART_LOG_ERROR_IN(func, "no memory for two-sided active messages");
@@ -133,8 +149,17 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
   for (int i = 0; i < SEND_BUFS && buf < 0 && x->credits > 0; i++)
     if (sent(m, i, &m->send_busy[i])) buf = i;
   dart_ret_t ret = DART_OK;
+  char *large = NULL;
+  if (buf >= 0 && f->bytes > am->frag_payload &&
+      (large = malloc(sizeof *f + f->bytes)) == NULL) {
+    DART_LOG_ERROR_IN(func, "no memory to send a message of %u bytes",
+                      f->bytes);
+    ret = DART_ERR_NOMEM;
+    buf = -1;
+  }
   if (buf >= 0) {
-    char *at = m->send_bufs + (size_t)buf * m->frag_bytes;
+    char *at = large != NULL ? large
+                             : m->send_bufs + (size_t)buf * m->frag_bytes;
     /* the credits u is owed ride along (a call's reply returns its) */
     dart__am_frag_t head = *f;
     bool owed = x->owe_credits > 0 || x->owe_ask || x->owe_answer;
@@ -148,8 +173,11 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
     ret = m->wire->send(func, m->w, u, at, sizeof *f + f->bytes, buf);
     if (ret == DART_OK) {
       m->send_busy[buf] = true;
+      m->large[buf] = large;
       x->credits--;
       *queued = true;
+    } else {
+      free(large);
     }
   }
   dart__am__unlock(am, &m->lock);
