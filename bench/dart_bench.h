@@ -3,6 +3,7 @@
 #define DART_BENCH_DART_BENCH_H_
 
 #include <dart/dart.h>
+#include <mpi.h>
 #include <stdio.h>
 
 #include "bench.h"
@@ -31,6 +32,32 @@ static inline int bench_dart_skip(int me, const char *why)
   if (me == 0) printf("# %s\n", why);
   dart_exit();
   return 77;
+}
+
+/* bench_dart_start for a program that measures units 0 and 1 side by side
+ * with MPI between the same processes (name: its name), with its checks:
+ * no arguments of its own, unit i is MPI_COMM_WORLD's rank i, 2 units at
+ * least. Returns 0 to go on, else the program's exit status (DART ended
+ * where it started). */
+static inline int bench_dart_pair_start(int *argc, char ***argv,
+                                        bench_opts_t *o, int *me,
+                                        int *units, const char *name)
+{
+  int arg = bench_dart_start(argc, argv, o, me, units);
+  if (arg < 0) return 1;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (arg != *argc || rank != *me) {
+    if (*me == 0)
+      fprintf(stderr, "usage: %s [--smoke] [--layout L] [--max-size B] "
+                      "[--reps R]%s\n", name,
+              rank != *me ? " (units are not MPI_COMM_WORLD's ranks)" : "");
+    dart_exit();
+    return 2;
+  }
+  char why[64];
+  snprintf(why, sizeof why, "%s needs 2 units", name);
+  return *units < 2 ? bench_dart_skip(*me, why) : 0;
 }
 
 #endif

@@ -161,20 +161,9 @@ static void measure_size(const bench_opts_t *o, size_t bytes, long *run)
 int main(int argc, char **argv)
 {
   bench_opts_t o;
-  int arg = bench_dart_start(&argc, &argv, &o, &me, &units);
-  if (arg < 0) return 1;
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (arg != argc || rank != me) {
-    /* the two versions pair the same processes: unit i is rank i */
-    if (me == 0)
-      fprintf(stderr, "usage: bench_pingpong [--smoke] [--layout L] "
-                      "[--max-size B] [--reps R]%s\n",
-              rank != me ? " (units are not MPI_COMM_WORLD's ranks)" : "");
-    dart_exit();
-    return 2;
-  }
-  if (units < 2) return bench_dart_skip(me, "bench_pingpong needs 2 units");
+  int status = bench_dart_pair_start(&argc, &argv, &o, &me, &units,
+                                     "bench_pingpong");
+  if (status != 0) return status;
   size_t max = o.max_size < sizes[0] ? sizes[0] : o.max_size;
 
   TRY(dart_team_memalloc_aligned(DART_TEAM_ALL, max, DART_TYPE_BYTE, &data));

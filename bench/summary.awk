@@ -319,6 +319,12 @@ END {
       "dart=pingpong:put_signal:dart|MPI=pingpong:put_signal:mpi|OpenSHMEM=pingpong:put_signal:shmem", \
       2, "µs")
   print ""
+  print "### Active-message bandwidth (dart_am_send + flush vs MPI_Send/MPI_Recv)"
+  nam = split("node upn1 upn1.ucx upn1.tcp", am_layouts, " ")
+  for (li = 1; li <= nam; li++)
+    by_size("active messages to one unit: dart_am_send + dart_am_flush, MPI_Send/MPI_Recv (Open MPI's own transport)", "am", am_layouts[li], 2, \
+      "dart=am:stream:dart|MPI=am:stream:mpi", 2, "GB/s")
+  print ""
   print "### Atomics"
   for (li = 0; li < 3; li++) {
     lay = li == 2 ? "upn1.ucx" : li ? "upn1" : "node"
