@@ -12,9 +12,9 @@
  * transport: on one machine its shared memory, also where libdart's
  * emulated nodes go over UCX (upn1.ucx, upn1.tcp); upn1 compares the same
  * wire (libdart's messages over MPI).
- * Rows: am,stream,IMPL,layout,units,SIZE,GB/s: the median over repetitions
- * of runs of K messages (K from the warm-up: a run takes about 4 ms). Each
- * repetition runs both implementations in turn.
+ * Rows: am,stream,IMPL,layout,units,SIZE,GB/s: from the median over
+ * repetitions of runs of K messages (K from the warm-up: a run takes about
+ * 4 ms). Each repetition runs both implementations in turn.
  *
  * Every message's first and last byte carry its number in the run, the
  * rest a pattern of the run; unit 1 checks the marks of every message and,
@@ -133,28 +133,6 @@ static double timed_run(int impl, size_t bytes, long k, long run)
   return t;
 }
 
-/* Both implementations at one size: two warm-up runs of 10 messages (the
- * second sets K), then the repetitions. */
-static void measure_size(const bench_opts_t *o, size_t bytes, long *run)
-{
-  long k[NIMPL];
-  double t[NIMPL][64];
-  int reps = o->reps < 64 ? o->reps : 64;
-  for (int i = 0; i < NIMPL; i++) {
-    timed_run(i, bytes, 10, (*run)++);
-    double each = timed_run(i, bytes, 10, (*run)++);
-    k[i] = bench_iters(o, each, 1);
-    MPI_Bcast(&k[i], 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  }
-  for (int r = 0; r < reps; r++)
-    for (int i = 0; i < NIMPL; i++)
-      t[i][r] = timed_run(i, bytes, k[i], (*run)++);
-  if (me == 0)
-    for (int i = 0; i < NIMPL; i++)
-      bench_row(o, "am", "stream", impl_name[i], units, bytes,
-                (double)bytes / bench_median(t[i], reps) * 1e-9, "GB/s");
-}
-
 int main(int argc, char **argv)
 {
   bench_opts_t o;
@@ -168,8 +146,14 @@ int main(int argc, char **argv)
   TRY(dart_am_register(DART_TEAM_ALL, stream_handler, NULL, 0, &stream_id));
 
   long run = 1;
-  for (size_t s = 0; s < NSIZES && sizes[s] <= o.max_size; s++)
-    measure_size(&o, sizes[s], &run);
+  for (size_t s = 0; s < NSIZES && sizes[s] <= o.max_size; s++) {
+    double t[NIMPL];
+    bench_pair_measure(&o, NIMPL, timed_run, 1, sizes[s], &run, t);
+    if (me == 0)
+      for (int i = 0; i < NIMPL; i++)
+        bench_row(&o, "am", "stream", impl_name[i], units, sizes[s],
+                  (double)sizes[s] / t[i] * 1e-9, "GB/s");
+  }
 
   TRY(dart_am_deregister(DART_TEAM_ALL, stream_id));
   free(in);

@@ -60,4 +60,33 @@ static inline int bench_dart_pair_start(int *argc, char ***argv,
   return *units < 2 ? bench_dart_skip(*me, why) : 0;
 }
 
+/* One run of k operations of implementation impl with messages of bytes,
+ * as run number run: unit 0's seconds per operation. */
+typedef double (*bench_pair_run_t)(int impl, size_t bytes, long k, long run);
+
+/* A pair program's nimpl (8 at most) implementations at one size: two
+ * warm-up runs of 10 operations each (connections, caches; the second
+ * sets K, from unit 0's clock, where an operation takes per_op times what
+ * a run returns), then o->reps repetitions (64 at most) running each in
+ * turn, so that outside load hits each alike; median[impl]: the median of
+ * what its runs returned. *run counts the runs. */
+static inline void bench_pair_measure(const bench_opts_t *o, int nimpl,
+                                      bench_pair_run_t timed_run,
+                                      double per_op, size_t bytes,
+                                      long *run, double *median)
+{
+  long k[8];
+  double t[8][64];
+  int reps = o->reps < 64 ? o->reps : 64;
+  for (int i = 0; i < nimpl; i++) {
+    timed_run(i, bytes, 10, (*run)++);
+    k[i] = bench_iters(o, per_op * timed_run(i, bytes, 10, (*run)++), 1);
+    MPI_Bcast(&k[i], 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  }
+  for (int r = 0; r < reps; r++)
+    for (int i = 0; i < nimpl; i++)
+      t[i][r] = timed_run(i, bytes, k[i], (*run)++);
+  for (int i = 0; i < nimpl; i++) median[i] = bench_median(t[i], reps);
+}
+
 #endif

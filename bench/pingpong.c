@@ -135,29 +135,6 @@ static double timed_run(int impl, size_t bytes, long k, long run)
   return half;
 }
 
-/* All implementations at one size: two warm-up runs of 10 round trips
- * (connections, caches; the second sets K), then the repetitions. */
-static void measure_size(const bench_opts_t *o, size_t bytes, long *run)
-{
-  long k[NIMPL];
-  double t[NIMPL][64];
-  int reps = o->reps < 64 ? o->reps : 64;
-  for (int i = 0; i < NIMPL; i++) {
-    timed_run(i, bytes, 10, (*run)++);
-    double half = timed_run(i, bytes, 10, (*run)++);
-    /* unit 0's clock decides, for both units */
-    k[i] = bench_iters(o, 2 * half, 1);
-    MPI_Bcast(&k[i], 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  }
-  for (int r = 0; r < reps; r++)
-    for (int i = 0; i < NIMPL; i++)
-      t[i][r] = timed_run(i, bytes, k[i], (*run)++);
-  if (me == 0)
-    for (int i = 0; i < NIMPL; i++)
-      bench_row(o, "pingpong", "put_signal", impl_name[i], units, bytes,
-                bench_median(t[i], reps) * 1e6, "us");
-}
-
 int main(int argc, char **argv)
 {
   bench_opts_t o;
@@ -180,8 +157,15 @@ int main(int argc, char **argv)
   memset(mpi_in, 0, max);
 
   long run = 1;
-  for (size_t s = 0; s < NSIZES && sizes[s] <= o.max_size; s++)
-    measure_size(&o, sizes[s], &run);
+  for (size_t s = 0; s < NSIZES && sizes[s] <= o.max_size; s++) {
+    double half[NIMPL];
+    /* K round trips: two halves each */
+    bench_pair_measure(&o, NIMPL, timed_run, 2, sizes[s], &run, half);
+    if (me == 0)
+      for (int i = 0; i < NIMPL; i++)
+        bench_row(&o, "pingpong", "put_signal", impl_name[i], units,
+                  sizes[s], half[i] * 1e6, "us");
+  }
 
   free(mpi_in);
   free(local);
