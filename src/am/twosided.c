@@ -1,8 +1,10 @@
 /*
  * Active messages over a two-sided wire (am.h: MPI's, UCX's): fragments
  * are messages the wire keeps in order per pair. Memory stays bounded by
- * credits: an origin may have WINDOW fragments at a target that it has
- * not consumed; the target returns credits once it consumed half of them.
+ * credits: an origin may have DART_AM_QUEUE bytes of fragments at a target
+ * that it has not consumed, counted in grains of 64 bytes (a fragment of
+ * 8 bytes takes one, so that small messages stream); the target returns
+ * credits once it consumed half of them.
  * Credits ride back on the fragments going the other way (a call's reply
  * returns the call's); where none go, control messages (credits, "how
  * many of mine ran?" and its answer) do, in order with the fragments, one
@@ -19,14 +21,14 @@
 #include "base/log.h"
 #include "transport/transport.h"
 
-#define WINDOW 8     /* fragments in flight per (origin, target) */
+#define GRAIN 64 /* bytes per credit */
 #define SEND_BUFS DART__AM_SEND_BUFS
 #define CONTROL 0x101 /* token: credits; seq: CONTROL_* */
 enum { CONTROL_ASK = 1, CONTROL_ANSWER = 2 }; /* answer: len = ran */
 
 typedef struct {
-  int credits;       /* fragments I may still send it */
-  int consumed;      /* its fragments I consumed and did not credit */
+  int credits;       /* grains I may still send it */
+  int consumed;      /* its grains I consumed and did not credit */
   uint64_t answered; /* my messages it ran, as it last said */
   bool asked;        /* my question is unanswered */
   /* owed to it in my next control message */
@@ -41,6 +43,7 @@ struct dart__am_twosided {
   const dart__am_wire_t *wire;
   void *w; /* the wire's state */
   size_t frag_bytes; /* header and payload */
+  int window;        /* grains in flight per (origin, target) */
   atomic_flag lock;  /* all but the receive (am->threads) */
   unit_t *units;     /* by team unit */
   int owing;         /* units owed a control message */
@@ -95,7 +98,8 @@ dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
   m->units = calloc((size_t)am->team->size, sizeof *m->units);
   m->send_bufs = malloc(SEND_BUFS * m->frag_bytes);
   if (m->units == NULL || m->send_bufs == NULL) goto nomem;
-  for (int u = 0; u < am->team->size; u++) m->units[u].credits = WINDOW;
+  m->window = (int)(am->queue / GRAIN);
+  for (int u = 0; u < am->team->size; u++) m->units[u].credits = m->window;
   am->twosided = m;
   am->large_min[path] = large_min > am->frag_payload ? large_min
                                                       : am->frag_payload + 1;
@@ -131,6 +135,16 @@ static void send_control(channel_t *m, int u)
   m->owing--;
 }
 
+/* The grains a fragment of bytes takes: a larger one than a fragment
+ * buffer (its wire's rendezvous) as many as a whole buffer, since the
+ * target takes such messages one at a time. */
+static int grains(const channel_t *m, uint32_t bytes)
+{
+  size_t b = sizeof(dart__am_frag_t) + bytes;
+  if (b > m->frag_bytes) b = m->frag_bytes;
+  return (int)((b + GRAIN - 1) / GRAIN);
+}
+
 /* Marks u as owed something (lock held). */
 static void owe(channel_t *m, unit_t *x)
 {
@@ -145,8 +159,8 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
   unit_t *x = &m->units[u];
   *queued = false;
   dart__am__lock(am, &m->lock);
-  int buf = -1;
-  for (int i = 0; i < SEND_BUFS && buf < 0 && x->credits > 0; i++)
+  int buf = -1, cost = grains(m, f->bytes);
+  for (int i = 0; i < SEND_BUFS && buf < 0 && x->credits >= cost; i++)
     if (sent(m, i, &m->send_busy[i])) buf = i;
   dart_ret_t ret = DART_OK;
   char *large = NULL;
@@ -174,7 +188,7 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
     if (ret == DART_OK) {
       m->send_busy[buf] = true;
       m->large[buf] = large;
-      x->credits--;
+      x->credits -= cost;
       *queued = true;
     } else {
       free(large);
@@ -215,13 +229,13 @@ unsigned dart__am__twosided_poll(dart__am_team_t *am)
      * its credit */
     dart__am__lock(am, &m->lock);
     x->credits += f.pad;
-    x->consumed++;
+    x->consumed += grains(m, f.bytes);
     dart__am__unlock(am, &m->lock);
     dart__am__deliver(am, u, &f, (const char *)buf + sizeof f);
     m->wire->release(m->w);
     n++;
     dart__am__lock(am, &m->lock);
-    if (x->consumed >= WINDOW / 2) {
+    if (x->consumed >= m->window / 2) {
       owe(m, x);
       x->owe_credits += x->consumed;
       x->consumed = 0;

@@ -43,8 +43,14 @@ typedef struct arrival {
   void *large; /* a message larger than a fragment, received here */
   bool in_rndv_buf; /* large is the wire's rndv_buf */
   ucs_status_ptr_t recv; /* the rendezvous' receive, while in flight */
-  char data[]; /* else the message: a fragment's room (spares) */
+  int room; /* else the message is in data, of ROOM_SMALL or ROOM_FRAG */
+  char data[];
 } arrival_t;
+
+/* The copies' sizes: most messages are small, and the credits let many be
+ * in flight (am/twosided.c) */
+enum { ROOM_SMALL, ROOM_FRAG, ROOMS };
+#define SMALL_BYTES 256
 
 typedef struct {
   int32_t header[2]; /* team id, my team unit: every message's header */
@@ -56,7 +62,7 @@ typedef struct {
   atomic_flag lock;       /* the queue (am->threads) */
   arrival_t *head, *tail; /* arrived, not yet polled */
   arrival_t *current;     /* handed over by recv, until release */
-  arrival_t *spare;       /* copies' buffers, kept for reuse */
+  arrival_t *spare[ROOMS]; /* copies' buffers, kept for reuse */
   /* where a rendezvous lands, one at a time: kept, so that UCX finds it
    * registered the next time */
   char *rndv_buf;
@@ -94,17 +100,21 @@ static ucs_status_t arrived(void *arg, const void *header, size_t header_len,
   }
   bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
   bool hold = rndv || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA);
-  /* credits bound the copies: as many as fragments in flight to us */
-  size_t room = sizeof(dart__am_frag_t) + w->am->frag_payload;
-  dart__am__lock(w->am, &w->lock);
+  /* credits bound the copies: the bytes in flight to us */
+  size_t frag = sizeof(dart__am_frag_t) + w->am->frag_payload;
+  int room = hold || len > frag ? ROOMS
+             : len <= SMALL_BYTES ? ROOM_SMALL
+                                  : ROOM_FRAG;
   arrival_t *a = NULL;
-  if (!hold && len <= room && w->spare != NULL) { /* spares hold any one */
-    a = w->spare;
-    w->spare = a->next;
+  if (room < ROOMS) {
+    dart__am__lock(w->am, &w->lock);
+    if ((a = w->spare[room]) != NULL) w->spare[room] = a->next;
+    dart__am__unlock(w->am, &w->lock);
   }
-  dart__am__unlock(w->am, &w->lock);
   if (a == NULL) {
-    a = malloc(sizeof *a + (hold || len > room ? 0 : room));
+    a = malloc(sizeof *a + (room == ROOM_SMALL ? SMALL_BYTES
+                            : room == ROOM_FRAG ? frag
+                                                : 0));
     if (a == NULL) {
       DART_LOG_ERROR_IN("dart_am (progress)", "no memory for an active "
                         "message of %zu bytes: dropped", len);
@@ -119,7 +129,8 @@ static ucs_status_t arrived(void *arg, const void *header, size_t header_len,
   a->large = NULL;
   a->in_rndv_buf = false;
   a->recv = NULL;
-  if (!hold && len > room && (a->large = malloc(len)) == NULL) {
+  a->room = room;
+  if (!hold && room == ROOMS && (a->large = malloc(len)) == NULL) {
     DART_LOG_ERROR_IN("dart_am (progress)", "no memory for an active "
                       "message of %zu bytes: dropped", len);
     free(a);
@@ -265,7 +276,7 @@ static void wire_release(void *p)
   wire_t *w = p;
   arrival_t *a = w->current;
   w->current = NULL;
-  if (a->held != NULL || a->large != NULL) {
+  if (a->room == ROOMS) {
     if (a->held != NULL) ucp_am_data_release(msg.worker, a->held);
     if (!a->in_rndv_buf) {
       free(a->large);
@@ -278,8 +289,8 @@ static void wire_release(void *p)
     return;
   }
   dart__am__lock(w->am, &w->lock);
-  a->next = w->spare;
-  w->spare = a;
+  a->next = w->spare[a->room];
+  w->spare[a->room] = a;
   dart__am__unlock(w->am, &w->lock);
 }
 
@@ -313,7 +324,7 @@ void dart__ucx__am_close(dart__am_team_t *am)
   atomic_store_explicit(&wires[am->team->id], NULL, memory_order_release);
   dart__am__twosided_close(am);
   free_list(w->head);
-  free_list(w->spare);
+  for (int room = 0; room < ROOMS; room++) free_list(w->spare[room]);
   free(w->rndv_buf);
   for (int u = 0; w->eps != NULL && u < am->team->size; u++) {
     if (w->eps[u] == NULL) continue;
