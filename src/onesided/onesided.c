@@ -380,9 +380,10 @@ routed_flush(const char *func, dart_gptr_t gptr, bool all, bool local)
   const dart__path_ops_t *path = dart__transport__paths[target.route->path];
   ret = local ? path->flush_local(func, team, target.unit)
               : path->flush(func, team, target.unit);
-  /* accumulates the owner applies take a path of their own */
-  if (ret == DART_OK && target.route->atomics == DART__PATH_OWNER) {
-    path = dart__transport__paths[DART__PATH_OWNER];
+  /* atomics that take a path of their own (the owner's; the remote
+   * transport's where the data goes another way) complete too */
+  if (ret == DART_OK && target.route->atomics != target.route->path) {
+    path = dart__transport__paths[target.route->atomics];
     ret = local ? path->flush_local(func, team, target.unit)
                 : path->flush(func, team, target.unit);
   }
@@ -431,7 +432,7 @@ flush_one(const char *func, dart_gptr_t gptr, bool local)
   dart__route_cache_t *e = dart__globmem__route_cached(gptr, 0);
   if (__builtin_expect(e == NULL || !dart__path_load_store(e->path), 0)) {
     if (e != NULL && dart__transport__acc_queued == 0 &&
-        e->atomics != DART__PATH_OWNER) {
+        e->atomics == e->path) {
       const dart__path_ops_t *path = dart__transport__paths[e->path];
       if (path->cached_flush != NULL) return path->cached_flush(func, e);
     }
