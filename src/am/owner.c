@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "am/am.h"
+#include "base/copy.h"
 #include "base/log.h"
 #include "globmem/globmem.h"
 #include "globmem/segment.h"
@@ -90,25 +91,44 @@ static bool my_target(const dart__am_team_t *am, int origin, int16_t segid,
   return true;
 }
 
+/* Records in flight between their prefetch and their update: a locked
+ * instruction waits for its line, so that updated one by one every random
+ * record would pay a whole miss; this many lines come in meanwhile. */
+#define AHEAD 16
+
+typedef struct {
+  record_t r;
+  dart__target_t target;
+} resolved_t;
+
+static void apply_record(const resolved_t *x)
+{
+  dart__atomic_t a = {.func = "dart_accumulate",
+                      .target = &x->target,
+                      .kind = DART__ATOMIC_ACCUMULATE,
+                      .type = x->r.type,
+                      .size = x->r.size,
+                      .op = x->r.op,
+                      .values = &x->r.value,
+                      .nelem = 1};
+  dart__transport__paths[DART__PATH_SHM]->atomic(&a);
+}
+
 void dart__am__owner_batch(dart__am_team_t *am, int origin,
                            const void *payload, size_t len)
 {
-  const dart__path_ops_t *cpu = dart__transport__paths[DART__PATH_SHM];
+  resolved_t ahead[AHEAD]; /* a ring: [tail, head) resolved, prefetched */
+  size_t head = 0, tail = 0;
   for (size_t at = 0; at + sizeof(record_t) <= len; at += sizeof(record_t)) {
-    record_t r;
-    memcpy(&r, (const char *)payload + at, sizeof r);
-    dart__target_t target;
-    if (!my_target(am, origin, r.segid, r.offset, r.size, &target)) continue;
-    dart__atomic_t a = {.func = "dart_accumulate",
-                        .target = &target,
-                        .kind = DART__ATOMIC_ACCUMULATE,
-                        .type = r.type,
-                        .size = r.size,
-                        .op = r.op,
-                        .values = &r.value,
-                        .nelem = 1};
-    cpu->atomic(&a);
+    resolved_t *x = &ahead[head % AHEAD];
+    memcpy(&x->r, (const char *)payload + at, sizeof x->r);
+    if (!my_target(am, origin, x->r.segid, x->r.offset, x->r.size,
+                   &x->target))
+      continue;
+    dart__base__prefetch_write(x->target.route->base + x->target.offset);
+    if (++head - tail == AHEAD) apply_record(&ahead[tail++ % AHEAD]);
   }
+  while (tail < head) apply_record(&ahead[tail++ % AHEAD]);
 }
 
 void dart__am__owner_call(dart__am_team_t *am, int origin,

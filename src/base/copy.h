@@ -17,4 +17,17 @@ dart__base__copy(void *dst, const void *src, size_t bytes)
   else memcpy(dst, src, bytes);
 }
 
+/* Asks for the cache line at addr for writing, ahead of an update there
+ * (compilers emit a read prefetch unless built for a CPU that has
+ * PREFETCHW; older CPUs execute it as a no-op). */
+static inline __attribute__((always_inline)) void
+dart__base__prefetch_write(const void *addr)
+{
+#if defined(__x86_64__)
+  __asm__("prefetchw %0" : : "m"(*(const char *)addr));
+#else
+  __builtin_prefetch(addr, 1);
+#endif
+}
+
 #endif

@@ -80,13 +80,7 @@ static inline void dart__transport__acc_enqueue(void *addr, const void *operand,
                                                 size_t size,
                                                 dart_operation_t op)
 {
-#if defined(__x86_64__)
-  /* for writing (compilers emit a read prefetch unless built for a CPU
-   * that has PREFETCHW; older CPUs execute it as a no-op) */
-  __asm__("prefetchw %0" : : "m"(*(const char *)addr));
-#else
-  __builtin_prefetch(addr, 1);
-#endif
+  dart__base__prefetch_write(addr);
   dart__queued_acc_t *q =
       &dart__transport__acc_queue[dart__transport__acc_queued];
   q->addr = addr;
