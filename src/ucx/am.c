@@ -1,14 +1,14 @@
 /*
  * Active messages over UCX (am/am.h), the ucx path's am_* slots: a wire of
  * UCX active messages (ucp_am_send_nbx), which keep each endpoint's order;
- * am/twosided.c adds the credits. Fragments go eager; a larger message
+ * am/twosided.c adds the credits. Fragments go eager; a longer message
  * goes in UCX's rendezvous, whose bytes the target's poll receives
- * (ucp_am_recv_data_nbx) into memory of its own when the message is next
- * in line. One UCX
- * handler serves every team: its header names the team and the origin.
- * The handler runs inside whatever progresses the worker, so it only
- * queues what came (holding UCX's buffer where UCX lets it, else a copy),
- * and the team's poll hands the queue over in order.
+ * (ucp_am_recv_data_nbx) into memory of its own once the message is next
+ * in line. One UCX handler serves every team: its header names the team
+ * and the origin. The handler runs inside whatever progresses the worker,
+ * so it only queues what came (holding UCX's buffer where UCX lets it, or
+ * the rendezvous' descriptor, else a copy), and the team's poll hands the
+ * queue over in order.
  *
  * The messages have a context and worker of their own, made at the first
  * team's open: with UCP_FEATURE_AM (or TAG) in the RMA context, UCX 1.13's
@@ -164,7 +164,7 @@ static dart_ret_t wire_send(const char *func, void *p, int u, const void *buf,
   bool fragment = len <= sizeof(dart__am_frag_t) + w->am->frag_payload;
   ucp_request_param_t param = {
       .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-      .flags = fragment ? UCP_AM_SEND_FLAG_EAGER : 0};
+      .flags = fragment ? UCP_AM_SEND_FLAG_EAGER : UCP_AM_SEND_FLAG_RNDV};
   ucs_status_ptr_t req = ucp_am_send_nbx(ep, AM_ID, w->header,
                                          sizeof w->header, buf, len, &param);
   if (UCS_PTR_IS_ERR(req))
