@@ -40,8 +40,8 @@ typedef struct arrival {
    * descriptor, until its receive starts */
   void *held;
   bool rndv;
-  void *large; /* a message larger than a fragment, received here */
-  bool in_rndv_buf; /* large is the wire's rndv_buf */
+  void *large; /* a message larger than a fragment, received here (the
+               * wire's rndv_buf, or a copy of its own) */
   ucs_status_ptr_t recv; /* the rendezvous' receive, while in flight */
   int room; /* else the message is in data, of ROOM_SMALL or ROOM_FRAG */
   char data[];
@@ -127,7 +127,6 @@ static ucs_status_t arrived(void *arg, const void *header, size_t header_len,
   a->held = hold ? data : NULL;
   a->rndv = rndv;
   a->large = NULL;
-  a->in_rndv_buf = false;
   a->recv = NULL;
   a->room = room;
   if (!hold && room == ROOMS && (a->large = malloc(len)) == NULL) {
@@ -211,7 +210,6 @@ static void rndv_start(wire_t *w, arrival_t *a)
     }
     w->rndv_cap = a->len;
   }
-  a->in_rndv_buf = true;
   a->large = w->rndv_buf;
   ucp_request_param_t param = {.op_attr_mask = 0};
   void *desc = a->held;
@@ -226,11 +224,12 @@ static bool rndv_received(wire_t *w, arrival_t *a)
   if (a->large == NULL) rndv_start(w, a);
   if (a->large == NULL) return false;
   if (UCS_PTR_IS_PTR(a->recv)) {
-    if (ucp_request_check_status(a->recv) == UCS_INPROGRESS) {
-      ucp_worker_progress(msg.worker);
-      if (ucp_request_check_status(a->recv) == UCS_INPROGRESS) return false;
-    }
     ucs_status_t status = ucp_request_check_status(a->recv);
+    if (status == UCS_INPROGRESS) {
+      ucp_worker_progress(msg.worker);
+      status = ucp_request_check_status(a->recv);
+      if (status == UCS_INPROGRESS) return false;
+    }
     ucp_request_free(a->recv);
     a->recv = status == UCS_OK ? NULL : UCS_STATUS_PTR(status);
   }
@@ -278,7 +277,7 @@ static void wire_release(void *p)
   w->current = NULL;
   if (a->room == ROOMS) {
     if (a->held != NULL) ucp_am_data_release(msg.worker, a->held);
-    if (!a->in_rndv_buf) {
+    if (a->large != w->rndv_buf) {
       free(a->large);
     } else if (w->rndv_cap > RNDV_KEEP) {
       free(w->rndv_buf);
@@ -300,7 +299,7 @@ static const dart__am_wire_t wire = {.send = wire_send,
                                      .recv = wire_recv,
                                      .release = wire_release};
 
-static void free_list(arrival_t *a)
+static void free_list(const wire_t *w, arrival_t *a)
 {
   while (a != NULL) {
     arrival_t *next = a->next;
@@ -311,7 +310,7 @@ static void free_list(arrival_t *a)
         ucp_worker_progress(msg.worker);
       ucp_request_free(a->recv);
     }
-    if (!a->in_rndv_buf) free(a->large);
+    if (a->large != w->rndv_buf) free(a->large);
     free(a);
     a = next;
   }
@@ -323,8 +322,8 @@ void dart__ucx__am_close(dart__am_team_t *am)
   if (w == NULL) return;
   atomic_store_explicit(&wires[am->team->id], NULL, memory_order_release);
   dart__am__twosided_close(am);
-  free_list(w->head);
-  for (int room = 0; room < ROOMS; room++) free_list(w->spare[room]);
+  free_list(w, w->head);
+  for (int room = 0; room < ROOMS; room++) free_list(w, w->spare[room]);
   free(w->rndv_buf);
   for (int u = 0; w->eps != NULL && u < am->team->size; u++) {
     if (w->eps[u] == NULL) continue;
