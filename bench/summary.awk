@@ -58,6 +58,28 @@ function target(name, a, b, cmp, limit, faster,    r, met) {
     cmp, limit, met ? "met" : "**missed**"
 }
 
+# target() for every unit count and size that bench measured on each of
+# layouts (space-separated): impl a against impl b of op; in name, @L, @U
+# and @S stand for the layout, the unit count and the size.
+function each_target(name, bench, layouts, op, a, b, cmp, limit,
+                     nl, ls, li, lay, nu, us, i, nsz, ss, j, n) {
+  nl = split(layouts, ls, " ")
+  for (li = 1; li <= nl; li++) {
+    lay = ls[li]
+    nu = distinct(UNITS[bench SUBSEP lay], us)
+    for (i = 1; i <= nu; i++) {
+      nsz = distinct(SIZES[bench SUBSEP lay SUBSEP us[i]], ss)
+      for (j = 1; j <= nsz; j++) {
+        n = name
+        gsub(/@L/, lay, n)
+        gsub(/@U/, us[i], n)
+        gsub(/@S/, ss[j], n)
+        target(n, val(bench, op, a, lay, us[i], ss[j]), val(bench, op, b, lay, us[i], ss[j]), cmp, limit)
+      }
+    }
+  }
+}
+
 # The smaller of two measurements, either of which may be missing ("").
 function better(a, b) {
   if (a == "") return b
@@ -219,16 +241,7 @@ END {
   for (i = 1; i <= nu; i++)
     target("GUPS, one node, " gu[i] " units, owner-applied vs dart_accumulate", val("gups", "update", "dart_owner", "node", gu[i], 20), val("gups", "update", "dart", "node", gu[i], 20), ">=", 0.95)
   # hash-map inserts between emulated nodes: active messages vs atomics
-  nlay = split("upn1 upn1.ucx upn1.tcp", hm_layouts, " ")
-  for (li = 1; li <= nlay; li++) {
-    lay = hm_layouts[li]
-    nu = distinct(UNITS["hashmap" SUBSEP lay], hu)
-    for (i = 1; i <= nu; i++) {
-      nsz = distinct(SIZES["hashmap" SUBSEP lay SUBSEP hu[i]], hs)
-      for (j = 1; j <= nsz; j++)
-        target("hash map, " lay ", " hu[i] " units: inserts per second, active messages vs atomics", val("hashmap", "insert", "am", lay, hu[i], hs[j]), val("hashmap", "insert", "atomics", lay, hu[i], hs[j]), ">=", 3)
-    }
-  }
+  each_target("hash map, @L, @U units: inserts per second, active messages vs atomics", "hashmap", "upn1 upn1.ucx upn1.tcp", "insert", "am", "atomics", ">=", 3)
   # dart_init as DASH's driver pays it (MPI up), against DART-MPI
   nu = distinct(UNITS["init" SUBSEP "node"], iu)
   for (i = 1; i <= nu; i++)
@@ -236,16 +249,9 @@ END {
   # device memory (bench_gpu; only where a CUDA device ran it)
   target("GPU, node, 4 MiB device-to-device put bandwidth vs cudaMemcpy D2D", val("gpu_bandwidth", "put_blocking", "dart_ipc", "node", 2, 4194304), val("gpu_bandwidth", "copy", "copy_d2d", "node", 2, 4194304), ">=", 0.8)
   target("GPU, 4 MiB put: times faster through IPC (node) than host staging (upn1)", val("gpu_latency", "put_blocking", "dart_ipc", "node", 2, 4194304), val("gpu_latency", "put_blocking", "dart_stage", "upn1", 2, 4194304), ">=", 1, 1)
-  nlay = split("node upn1 upn1.ucx", stencil_layouts, " ")
-  for (li = 1; li <= nlay; li++) {
-    lay = stencil_layouts[li]
-    nu = distinct(UNITS["stencil" SUBSEP lay], su)
-    for (i = 1; i <= nu; i++) {
-      nsz = distinct(SIZES["stencil" SUBSEP lay SUBSEP su[i]], ss)
-      for (j = 1; j <= nsz; j++)
-        target("stencil " ss[j] "², " lay ", " su[i] " units, vs MPI_Sendrecv", val("stencil", "jacobi", "dart", lay, su[i], ss[j]), val("stencil", "jacobi", "mpi_sendrecv", lay, su[i], ss[j]), "<=", 1)
-    }
-  }
+  stencil_lays = "node upn1 upn1.ucx"
+  nlay = split(stencil_lays, stencil_layouts, " ")
+  each_target("stencil @S², @L, @U units, vs MPI_Sendrecv", "stencil", stencil_lays, "jacobi", "dart", "mpi_sendrecv", "<=", 1)
   # the signal version (dart_put_signal + waits) vs the better two-sided
   # exchange: on the node at 128² (latency) and 1024² (bandwidth), 2 to 8
   # units; on emulated nodes at every size
