@@ -361,11 +361,12 @@ static unsigned poll_team(am_team_t *t)
   if (atomic_flag_test_and_set_explicit(&t->polling, memory_order_acquire))
     return 0;
   unsigned n = 0;
+  /* owed replies first: the paths' polls send what they queue */
+  for (int u = 0; u < t->pub.team->size && t->ndeferred > 0; u++)
+    if (t->peers[u].deferred_head != NULL) send_deferred(func, t, u);
   for (int path = 0; path < DART_PATH_COUNT; path++)
     if (t->pub.paths[path] != NULL)
       n += dart__transport__paths[path]->am_poll(&t->pub);
-  for (int u = 0; u < t->pub.team->size && t->ndeferred > 0; u++)
-    if (t->peers[u].deferred_head != NULL) send_deferred(func, t, u);
   atomic_flag_clear_explicit(&t->polling, memory_order_release);
   return n;
 }

@@ -13,6 +13,14 @@
  * (up to DART__AM_LARGE) goes from a copy of its own, which its send slot
  * holds until sent: the wire moves it in its rendezvous, and the target
  * receives it into memory of its own when it takes it.
+ * Fragments to one unit are coalesced: each goes into that unit's open
+ * send slot, and one wire message carries the slot once it is full, at
+ * the start of this unit's next poll (every libdart call that waits or
+ * tests, the progress thread), or before this unit asks whether its
+ * messages ran; the replies to one wire message's fragments leave
+ * together once they ran. So a stream of small messages, and many calls
+ * in flight with their replies, pay one wire message per slot instead of
+ * one each.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +44,7 @@ typedef struct {
   bool owe_ask, owe_answer;
   dart__am_frag_t control;
   bool control_busy; /* its send slot is in flight */
+  int open;          /* its send slot being filled, or -1 */
 } unit_t;
 
 struct dart__am_twosided {
@@ -50,6 +59,11 @@ struct dart__am_twosided {
   char *send_bufs;
   bool send_busy[SEND_BUFS];
   char *large[SEND_BUFS]; /* a larger fragment's copy, by send slot */
+  /* by send slot: the unit whose fragments it collects (-1: none), and
+   * their bytes so far */
+  int open_for[SEND_BUFS];
+  size_t fill[SEND_BUFS];
+  atomic_int nopen; /* slots open (read without the lock) */
 };
 typedef struct dart__am_twosided channel_t;
 
@@ -99,7 +113,11 @@ dart_ret_t dart__am__twosided_open(const char *func, dart__am_team_t *am,
   m->send_bufs = malloc(SEND_BUFS * m->frag_bytes);
   if (m->units == NULL || m->send_bufs == NULL) goto nomem;
   m->window = (int)(am->queue / GRAIN);
-  for (int u = 0; u < am->team->size; u++) m->units[u].credits = m->window;
+  for (int u = 0; u < am->team->size; u++) {
+    m->units[u].credits = m->window;
+    m->units[u].open = -1;
+  }
+  for (int i = 0; i < SEND_BUFS; i++) m->open_for[i] = -1;
   am->twosided = m;
   am->large_min[path] = large_min > am->frag_payload ? large_min
                                                       : am->frag_payload + 1;
@@ -145,6 +163,33 @@ static int grains(const channel_t *m, uint32_t bytes)
   return (int)((b + GRAIN - 1) / GRAIN);
 }
 
+/* Sends u's open slot, if it has one (lock held). */
+static dart_ret_t send_open(const char *func, channel_t *m, int u)
+{
+  unit_t *x = &m->units[u];
+  int slot = x->open;
+  if (slot < 0) return DART_OK;
+  dart_ret_t ret = m->wire->send(func, m->w, u,
+                                 m->send_bufs + (size_t)slot * m->frag_bytes,
+                                 m->fill[slot], slot);
+  if (ret != DART_OK) return ret; /* logged; the slot stays open */
+  m->send_busy[slot] = true;
+  m->open_for[slot] = -1;
+  x->open = -1;
+  atomic_fetch_sub_explicit(&m->nopen, 1, memory_order_relaxed);
+  return DART_OK;
+}
+
+/* Sends every open slot. */
+static void send_all_open(const char *func, channel_t *m)
+{
+  if (atomic_load_explicit(&m->nopen, memory_order_relaxed) == 0) return;
+  dart__am__lock(m->am, &m->lock);
+  for (int i = 0; i < SEND_BUFS; i++)
+    if (m->open_for[i] >= 0) (void)send_open(func, m, m->open_for[i]);
+  dart__am__unlock(m->am, &m->lock);
+}
+
 /* Marks u as owed something (lock held). */
 static void owe(channel_t *m, unit_t *x)
 {
@@ -157,108 +202,151 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
 {
   channel_t *m = am->twosided;
   unit_t *x = &m->units[u];
+  size_t need = sizeof *f + f->bytes;
+  bool large = f->bytes > am->frag_payload;
   *queued = false;
   dart__am__lock(am, &m->lock);
   int buf = -1, cost = grains(m, f->bytes);
-  for (int i = 0; i < SEND_BUFS && buf < 0 && x->credits >= cost; i++)
-    if (sent(m, i, &m->send_busy[i])) buf = i;
   dart_ret_t ret = DART_OK;
-  char *large = NULL;
-  if (buf >= 0 && f->bytes > am->frag_payload &&
-      (large = malloc(sizeof *f + f->bytes)) == NULL) {
+  if (x->credits < cost) goto out;
+  /* what u's open slot holds goes first */
+  if (x->open >= 0 && (large || m->fill[x->open] + need > m->frag_bytes) &&
+      (ret = send_open(func, m, u)) != DART_OK)
+    goto out;
+  buf = x->open;
+  for (int i = 0; i < SEND_BUFS && buf < 0; i++)
+    if (m->open_for[i] < 0 && sent(m, i, &m->send_busy[i])) buf = i;
+  if (buf < 0) goto out;
+  char *at = NULL;
+  if (large && (at = malloc(need)) == NULL) {
     DART_LOG_ERROR_IN(func, "no memory to send a message of %u bytes",
                       f->bytes);
     ret = DART_ERR_NOMEM;
-    buf = -1;
+    goto out;
   }
-  if (buf >= 0) {
-    char *at = large != NULL ? large
-                             : m->send_bufs + (size_t)buf * m->frag_bytes;
-    /* the credits u is owed ride along (a call's reply returns its) */
-    dart__am_frag_t head = *f;
-    bool owed = x->owe_credits > 0 || x->owe_ask || x->owe_answer;
-    int give = x->consumed + x->owe_credits;
-    head.pad = (uint16_t)(give < 0xffff ? give : 0xffff);
-    x->consumed = give - head.pad;
-    x->owe_credits = 0;
-    if (owed && !x->owe_ask && !x->owe_answer) m->owing--;
-    memcpy(at, &head, sizeof head);
-    if (f->bytes > 0) memcpy(at + sizeof *f, payload, f->bytes);
-    ret = m->wire->send(func, m->w, u, at, sizeof *f + f->bytes, buf);
+  if (!large) {
+    if (x->open < 0) {
+      x->open = buf;
+      m->open_for[buf] = u;
+      atomic_fetch_add_explicit(&m->nopen, 1, memory_order_relaxed);
+      m->fill[buf] = 0;
+    }
+    at = m->send_bufs + (size_t)buf * m->frag_bytes + m->fill[buf];
+  }
+  /* the credits u is owed ride along (a call's reply returns its) */
+  dart__am_frag_t head = *f;
+  bool owed = x->owe_credits > 0 || x->owe_ask || x->owe_answer;
+  int give = x->consumed + x->owe_credits;
+  head.pad = (uint16_t)(give < 0xffff ? give : 0xffff);
+  x->consumed = give - head.pad;
+  x->owe_credits = 0;
+  if (owed && !x->owe_ask && !x->owe_answer) m->owing--;
+  memcpy(at, &head, sizeof head);
+  if (f->bytes > 0) memcpy(at + sizeof *f, payload, f->bytes);
+  x->credits -= cost;
+  *queued = true;
+  if (large) {
+    ret = m->wire->send(func, m->w, u, at, need, buf);
     if (ret == DART_OK) {
       m->send_busy[buf] = true;
-      m->large[buf] = large;
-      x->credits -= cost;
-      *queued = true;
+      m->large[buf] = at;
     } else {
-      free(large);
+      free(at);
+      x->credits += cost;
+      x->consumed += head.pad; /* still u's, for the next fragment */
+      *queued = false;
     }
+  } else {
+    m->fill[buf] += need;
+    /* a full slot goes at once; where the wire fails (logged), at the
+     * next poll */
+    if (m->frag_bytes - m->fill[buf] <= sizeof *f) (void)send_open(func, m, u);
   }
+out:
   dart__am__unlock(am, &m->lock);
   return ret;
 }
 
+/* Takes one fragment that arrived from u (payload after it). */
+static void take(channel_t *m, int u, const dart__am_frag_t *f,
+                 const void *payload)
+{
+  dart__am_team_t *am = m->am;
+  unit_t *x = &m->units[u];
+  if (f->kind == CONTROL) {
+    dart__am__lock(am, &m->lock);
+    x->credits += (int)f->token;
+    if (f->seq & CONTROL_ANSWER) {
+      if (f->len > x->answered) x->answered = f->len;
+      x->asked = false;
+    }
+    if (f->seq & CONTROL_ASK) {
+      owe(m, x);
+      x->owe_answer = true;
+    }
+    dart__am__unlock(am, &m->lock);
+    return;
+  }
+  /* consumed once its handler runs: a reply the handler sends returns
+   * its credit */
+  dart__am__lock(am, &m->lock);
+  x->credits += f->pad;
+  x->consumed += grains(m, f->bytes);
+  dart__am__unlock(am, &m->lock);
+  dart__am__deliver(am, u, f, payload);
+  dart__am__lock(am, &m->lock);
+  if (x->consumed >= m->window / 2) {
+    owe(m, x);
+    x->owe_credits += x->consumed;
+    x->consumed = 0;
+  }
+  dart__am__unlock(am, &m->lock);
+}
+
 unsigned dart__am__twosided_poll(dart__am_team_t *am)
 {
+  static const char func[] = "dart_am (progress)";
   channel_t *m = am->twosided;
   unsigned n = 0;
   const void *buf;
   size_t len;
   int u;
+  /* what was queued since the last poll leaves before the wire progresses */
+  send_all_open(func, m);
   for (int turn = 0; turn < 64 && m->wire->recv(m->w, &u, &buf, &len);
        turn++) {
-    unit_t *x = &m->units[u];
-    dart__am_frag_t f;
-    memcpy(&f, buf, sizeof f);
-    if (f.kind == CONTROL) {
-      m->wire->release(m->w);
-      dart__am__lock(am, &m->lock);
-      x->credits += (int)f.token;
-      if (f.seq & CONTROL_ANSWER) {
-        if (f.len > x->answered) x->answered = f.len;
-        x->asked = false;
-      }
-      if (f.seq & CONTROL_ASK) {
-        owe(m, x);
-        x->owe_answer = true;
-      }
-      dart__am__unlock(am, &m->lock);
-      continue;
+    /* the fragments one wire message carries, in order */
+    for (size_t at = 0; at + sizeof(dart__am_frag_t) <= len;) {
+      dart__am_frag_t f;
+      memcpy(&f, (const char *)buf + at, sizeof f);
+      take(m, u, &f, (const char *)buf + at + sizeof f);
+      at += sizeof f + f.bytes;
+      n += f.kind != CONTROL;
     }
-    /* consumed once its handler runs: a reply the handler sends returns
-     * its credit */
-    dart__am__lock(am, &m->lock);
-    x->credits += f.pad;
-    x->consumed += grains(m, f.bytes);
-    dart__am__unlock(am, &m->lock);
-    dart__am__deliver(am, u, &f, (const char *)buf + sizeof f);
     m->wire->release(m->w);
-    n++;
-    dart__am__lock(am, &m->lock);
-    if (x->consumed >= m->window / 2) {
-      owe(m, x);
-      x->owe_credits += x->consumed;
-      x->consumed = 0;
-    }
-    dart__am__unlock(am, &m->lock);
+    send_all_open(func, m); /* the replies its handlers gave */
   }
-  if (m->owing > 0) {
-    dart__am__lock(am, &m->lock);
-    for (u = 0; u < am->team->size && m->owing > 0; u++) send_control(m, u);
-    dart__am__unlock(am, &m->lock);
-  }
+  dart__am__lock(am, &m->lock);
+  for (u = 0; u < am->team->size && m->owing > 0; u++) send_control(m, u);
+  dart__am__unlock(am, &m->lock);
   return n;
 }
 
 dart_ret_t dart__am__twosided_ran(const char *func, dart__am_team_t *am,
                                   int u, uint64_t count, bool *ran)
 {
-  (void)func;
   channel_t *m = am->twosided;
   unit_t *x = &m->units[u];
   dart__am__lock(am, &m->lock);
-  *ran = x->answered >= count;
-  if (!*ran && !x->asked) {
+  bool done = x->answered >= count;
+  /* what it has not got yet goes before the question */
+  dart_ret_t ret = done ? DART_OK : send_open(func, m, u);
+  if (ret != DART_OK) {
+    dart__am__unlock(am, &m->lock);
+    return ret;
+  }
+  *ran = done;
+  if (!done && !x->asked) {
     owe(m, x);
     x->owe_ask = true;
     x->asked = true;
