@@ -2,16 +2,20 @@
  * Hash-map inserts and finds per second (examples/hashmap.h): the atomics
  * version (compare-and-swap, put, atomic publish: three round trips or
  * more per insert) and the active-message version (one call to the key's
- * owner), side by side in one run. Every unit inserts N random keys, then
- * finds them all; the rate is all units' operations over the slowest
- * unit's time, the median of the repetitions. Finds are checked.
+ * owner), side by side in one run; the latter both waiting for each call
+ * (am) and with HM_WINDOW calls in flight (am_window: hm_insert_all,
+ * hm_find_all). Every unit inserts N random keys, then finds them all; the
+ * rate is all units' operations over the slowest unit's time, the median
+ * of the repetitions. Finds are checked.
  *
  *   dartrun -n 4 bench_hashmap [--smoke] [--layout L] [--reps R] [N]
  *
- * Rows: hashmap,{insert,find},{atomics,am},<layout>,<units>,N,<Mops/s>
+ * Rows: hashmap,{insert,find},{atomics,am,am_window},<layout>,<units>,N,
+ *       <Mops/s>
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dart/dart.h>
+#include <inttypes.h>
 
 #include "bench.h"
 #include "hashmap.h"
@@ -44,32 +48,53 @@ int main(int argc, char **argv)
   if (o.smoke) n = 200;
   if (o.reps > 5) o.reps = 5;
   long wrong = 0;
-  for (int am = 0; am <= 1; am++) {
+  uint64_t *keys = malloc(n * sizeof *keys);
+  uint64_t *replies = malloc(2 * n * sizeof *replies);
+  if (keys == NULL || replies == NULL) {
+    fprintf(stderr, "bench_hashmap: no memory for %" PRIu64 " keys\n", n);
+    dart_abort(1);
+  }
+  /* atomics, am (one call waited at a time), am_window */
+  for (int impl = 0; impl < 3; impl++) {
     hashmap_t m;
-    hm_create(&m, n * 10 / 7 + 1, am);
+    hm_create(&m, n * 10 / 7 + 1, impl > 0);
     double insert[16], find[16];
     for (int rep = 0; rep < o.reps; rep++) {
       hm_clear(&m);
+      for (uint64_t k = 0; k < n; k++) keys[k] = key_of(me.id, rep, k);
+      /* the keys' index as value */
       double start = bench_now();
-      for (uint64_t k = 0; k < n; k++)
-        if (hm_insert(&m, key_of(me.id, rep, k), k) == TABLE_FULL) wrong++;
+      if (impl < 2) {
+        for (uint64_t k = 0; k < n; k++)
+          replies[k] = hm_insert(&m, keys[k], k);
+      } else {
+        for (uint64_t k = 0; k < n; k++) replies[n + k] = k;
+        hm_insert_all(&m, n, keys, replies + n, replies);
+      }
       insert[rep] = (double)(n * units) / slowest(start) * 1e-6;
+      for (uint64_t k = 0; k < n; k++) wrong += replies[k] == TABLE_FULL;
       start = bench_now();
-      for (uint64_t k = 0; k < n; k++) {
-        uint64_t v;
-        if (!hm_find(&m, key_of(me.id, rep, k), &v) || v != k) wrong++;
+      if (impl < 2) {
+        for (uint64_t k = 0; k < n; k++)
+          replies[2 * k] = (uint64_t)hm_find(&m, keys[k], &replies[2 * k + 1]);
+      } else {
+        hm_find_all(&m, n, keys, replies);
       }
       find[rep] = (double)(n * units) / slowest(start) * 1e-6;
+      for (uint64_t k = 0; k < n; k++)
+        wrong += !replies[2 * k] || replies[2 * k + 1] != k;
     }
     hm_destroy(&m);
     if (me.id == 0) {
-      const char *impl = am ? "am" : "atomics";
-      bench_row(&o, "hashmap", "insert", impl, (int)units, n,
+      static const char *const name[] = {"atomics", "am", "am_window"};
+      bench_row(&o, "hashmap", "insert", name[impl], (int)units, n,
                 bench_median(insert, o.reps), "Mops/s");
-      bench_row(&o, "hashmap", "find", impl, (int)units, n,
+      bench_row(&o, "hashmap", "find", name[impl], (int)units, n,
                 bench_median(find, o.reps), "Mops/s");
     }
   }
+  free(keys);
+  free(replies);
   long all = 0;
   TRY(dart_allreduce(&wrong, &all, 1, DART_TYPE_LONG, DART_OP_SUM,
                      DART_TEAM_ALL));

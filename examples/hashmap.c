@@ -6,8 +6,9 @@
  *
  * Every unit inserts its keys (and some of its neighbour's, at the same
  * time as the neighbour) and finds each right after inserting it, replaces
- * some values, then finds every key and some that were never inserted,
- * and prints how many inserts and finds per second all units made.
+ * some values (all at once: hm_insert_all), then finds every key and some
+ * that were never inserted (in chunks: hm_find_all), and prints how many
+ * inserts and finds per second all units made.
  * Exits 1 on any mismatch.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -23,6 +24,17 @@
 /* The test's values: f(k), plus 1 once its owner has replaced it. */
 static uint64_t f(uint64_t key) { return key * UINT64_C(0x9e3779b97f4a7c15); }
 static int replaced(uint64_t key) { return key % 3 == 0; }
+
+/* hm_insert_all of keys[i] with values out[CHUNK + i], i < n, its results
+ * in out, counted as counts[] counts them. */
+enum { CHUNK = 4096 };
+static void insert_counted(const hashmap_t *m, uint64_t n,
+                           const uint64_t *keys, uint64_t *out,
+                           uint64_t counts[4])
+{
+  hm_insert_all(m, n, keys, out + CHUNK, out);
+  for (uint64_t j = 0; j < n; j++) counts[out[j] < 3 ? out[j] : 3]++;
+}
 
 int main(int argc, char **argv)
 {
@@ -52,8 +64,8 @@ int main(int argc, char **argv)
 
   /* counts[]: inserted, replaced, table full, wrong or missing */
   uint64_t counts[4] = {0, 0, 0, 0}, sums[4];
-  uint64_t u = (uint64_t)me.id, nu = (uint64_t)units, keys = (uint64_t)n * nu;
-  /* My keys: u + 1 + units * i, i < n (together: 1 .. keys). Every fourth
+  uint64_t u = (uint64_t)me.id, nu = (uint64_t)units, all = (uint64_t)n * nu;
+  /* My keys: u + 1 + units * i, i < n (together: 1 .. all). Every fourth
    * also comes from the unit before me, about when I insert it: races of
    * two inserts of one key (same value). */
   double start = example_now();
@@ -70,31 +82,53 @@ int main(int argc, char **argv)
   }
   TRY(dart_barrier(DART_TEAM_ALL));
   double inserting = example_now() - start;
-  /* replace a third of the values: each owner its own keys */
+  /* replace a third of the values: each unit its own keys */
+  uint64_t *keys = malloc(CHUNK * sizeof *keys);
+  uint64_t *out = malloc(2 * CHUNK * sizeof *out);
+  if (keys == NULL || out == NULL) {
+    fprintf(stderr, "hashmap: no memory\n");
+    dart_abort(1);
+  }
+  uint64_t nkeys = 0;
   for (uint64_t i = 0; i < (uint64_t)n; i++) {
     uint64_t k = u + 1 + nu * i;
-    if (replaced(k)) counts[hm_insert(&m, k, f(k) + 1)]++;
+    if (!replaced(k)) continue;
+    keys[nkeys] = k;
+    out[CHUNK + nkeys++] = f(k) + 1;
+    if (nkeys == CHUNK) {
+      insert_counted(&m, nkeys, keys, out, counts);
+      nkeys = 0;
+    }
   }
+  insert_counted(&m, nkeys, keys, out, counts);
   TRY(dart_barrier(DART_TEAM_ALL));
 
   /* every unit finds every key, and n keys never inserted */
   uint64_t absent = (uint64_t)n;
   start = example_now();
-  for (uint64_t k = 1; k <= keys + absent; k++) {
-    uint64_t v;
-    int found = hm_find(&m, k, &v);
-    if (k <= keys ? !found || v != f(k) + (uint64_t)replaced(k) : found)
-      counts[3]++;
+  for (uint64_t first = 1; first <= all + absent; first += CHUNK) {
+    uint64_t count = all + absent + 1 - first;
+    if (count > CHUNK) count = CHUNK;
+    for (uint64_t j = 0; j < count; j++) keys[j] = first + j;
+    hm_find_all(&m, count, keys, out);
+    for (uint64_t j = 0; j < count; j++) {
+      uint64_t k = keys[j];
+      uint64_t want = f(k) + (uint64_t)replaced(k);
+      if (k <= all ? !out[2 * j] || out[2 * j + 1] != want : out[2 * j])
+        counts[3]++;
+    }
   }
+  free(keys);
+  free(out);
   TRY(dart_barrier(DART_TEAM_ALL));
   double finding = example_now() - start;
   TRY(dart_allreduce(counts, sums, 4, U64, DART_OP_SUM, DART_TEAM_ALL));
 
   /* Each key was inserted exactly once; the rest of the inserts replaced. */
   uint64_t nreplaced = 0;
-  for (uint64_t k = 1; k <= keys; k++) nreplaced += (uint64_t)replaced(k);
+  for (uint64_t k = 1; k <= all; k++) nreplaced += (uint64_t)replaced(k);
   uint64_t twice = nu * (((uint64_t)n + 3) / 4);
-  int ok = sums[0] == keys && sums[1] == twice + nreplaced && sums[2] == 0 &&
+  int ok = sums[0] == all && sums[1] == twice + nreplaced && sums[2] == 0 &&
            sums[3] == 0;
   if (me.id == 0) {
     /* the first phase: each unit n inserts, n finds, n/4 inserts more */
@@ -102,14 +136,14 @@ int main(int argc, char **argv)
     printf("hashmap (%s): %.3g inserts and finds per second while "
            "inserting, %.3g finds per second\n", am ? "active messages"
            : "atomics", first / inserting,
-           (double)nu * (double)(keys + absent) / finding);
+           (double)nu * (double)(all + absent) / finding);
     if (ok)
       printf("hashmap: %" PRIu64 " keys inserted by %zu units, all found, "
-             "%" PRIu64 " absent keys absent: PASSED\n", keys, units, absent);
+             "%" PRIu64 " absent keys absent: PASSED\n", all, units, absent);
     else
       printf("hashmap: %" PRIu64 " inserted (want %" PRIu64 "), %" PRIu64
              " replaced (want %" PRIu64 "), %" PRIu64 " on a full table, "
-             "%" PRIu64 " wrong finds: FAILED\n", sums[0], keys, sums[1],
+             "%" PRIu64 " wrong finds: FAILED\n", sums[0], all, sums[1],
              twice + nreplaced, sums[2], sums[3]);
   }
   hm_destroy(&m);

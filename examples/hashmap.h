@@ -222,6 +222,62 @@ static inline int hm_find(const hashmap_t *m, uint64_t key, uint64_t *value)
   return (int)found[0];
 }
 
+/* ---- many operations at once ---- */
+
+/* The active-message version keeps HM_WINDOW calls in flight, so that a
+ * unit pays message rate instead of a round trip per operation; a key's
+ * operations still run in the order given (one owner, calls in order per
+ * pair). The atomics version has no such form: each insert waits for its
+ * claim, each find for its reads. */
+enum { HM_WINDOW = 256 };
+
+/* Calls id at the owner of each of n keys, with payload {key, values[i]}
+ * (or key alone where values is NULL), reply i into replies[i * words]. */
+static inline void hm_call_all(const hashmap_t *m, dart_am_id_t id, size_t n,
+                               const uint64_t *keys, const uint64_t *values,
+                               uint64_t *replies, size_t words)
+{
+  dart_handle_t h[HM_WINDOW];
+  size_t got;
+  for (size_t i = 0; i < n + HM_WINDOW; i++) {
+    if (i >= HM_WINDOW && i - HM_WINDOW < n)
+      TRY(dart_wait(&h[i % HM_WINDOW])); /* the oldest call's slot */
+    if (i >= n) continue;
+    uint64_t start, kv[2] = {keys[i], values != NULL ? values[i] : 0};
+    dart_team_unit_t owner = {hm_owner(m, keys[i], &start)};
+    TRY(dart_am_call(DART_TEAM_ALL, owner, id, kv,
+                     values != NULL ? sizeof kv : sizeof kv[0],
+                     &replies[i * words], words * sizeof(uint64_t), &got,
+                     &h[i % HM_WINDOW]));
+  }
+}
+
+/* Inserts keys[i] with values[i], i < n; results[i]: an insert_result_t. */
+static inline void hm_insert_all(const hashmap_t *m, size_t n,
+                                 const uint64_t *keys, const uint64_t *values,
+                                 uint64_t *results)
+{
+  if (m->am) {
+    hm_call_all(m, m->insert_id, n, keys, values, results, 1);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    results[i] = hm_insert_atomics(m, keys[i], values[i]);
+}
+
+/* Finds keys[i], i < n: found[2 * i] 1 and found[2 * i + 1] its value if
+ * it is in the map, else 0. */
+static inline void hm_find_all(const hashmap_t *m, size_t n,
+                               const uint64_t *keys, uint64_t *found)
+{
+  if (m->am) {
+    hm_call_all(m, m->find_id, n, keys, NULL, found, 2);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    found[2 * i] = (uint64_t)hm_find_atomics(m, keys[i], &found[2 * i + 1]);
+}
+
 /* Collective: an empty table of per_unit slots on every unit. */
 static inline void hm_create(hashmap_t *m, uint64_t per_unit, int am)
 {
