@@ -3,7 +3,8 @@
  * (1 B .. 1 MiB, most small) to random units, from one or more threads;
  * each target checks every byte and the order per (origin, thread), and
  * the counts against what the origins sent. Calls with replies checked,
- * dart_test on a call, a flush seen through a one-sided get, messages,
+ * dart_test on a call, a flush seen through a one-sided get, a thousand
+ * calls in flight at once, messages,
  * calls and replies of sizes at the edges of fragments and rendezvous,
  * handlers on a second team, and bad input.
  *
@@ -299,6 +300,68 @@ static void test_flush(void)
   CHECK_OK(dart_barrier(DART_TEAM_ALL));
   CHECK_OK(dart_am_deregister(DART_TEAM_ALL, add));
   CHECK_OK(dart_team_memfree(g));
+}
+
+/* replies nothing */
+static void empty_handler(dart_team_unit_t origin, const void *payload,
+                          size_t len, void *reply, size_t *reply_len,
+                          void *context)
+{
+  (void)origin;
+  (void)payload;
+  (void)len;
+  (void)reply;
+  (void)context;
+  *reply_len = 0;
+}
+
+/* Many calls in flight at once, to random units, with payloads of 0 to
+ * 299 bytes (every seventh of 0 bytes, every eleventh with a reply of 0
+ * bytes): their requests, and the replies to them, share wire messages
+ * (twosided.c coalesces them), and credits run out, so messages of 0
+ * bytes wait for room too; every reply checked, in any wait order. */
+#define WINDOW 1000
+static void test_window(void)
+{
+  dart_am_id_t empty;
+  CHECK_OK(dart_am_register(DART_TEAM_ALL, empty_handler, NULL, 0, &empty));
+  dart_handle_t *h = malloc(WINDOW * sizeof *h);
+  uint8_t *payloads = malloc(WINDOW * 300);
+  uint8_t *replies = malloc(WINDOW * MAX_REPLY);
+  size_t *lens = malloc(WINDOW * sizeof *lens);
+  size_t *reply_lens = malloc(WINDOW * sizeof *reply_lens);
+  CHECK(h != NULL && payloads != NULL && replies != NULL && lens != NULL &&
+        reply_lens != NULL);
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < WINDOW; i++) {
+      uint64_t pick = dart_test_mix64(((uint64_t)me << 40) ^
+                                      ((uint64_t)round << 32) ^ (uint64_t)i);
+      dart_team_unit_t t = {(int32_t)(pick % (uint64_t)units)};
+      uint8_t *cp = payloads + i * 300;
+      lens[i] = i % 7 == 0 ? 0 : (pick >> 16) % 300;
+      for (size_t b = 0; b < lens[i]; b++)
+        cp[b] = (uint8_t)((pick >> (b % 8)) ^ b);
+      reply_lens[i] = 1;
+      CHECK_OK(dart_am_call(DART_TEAM_ALL, t, i % 11 ? echo_id : empty,
+                            lens[i] ? cp : NULL,
+                            lens[i], replies + i * MAX_REPLY, MAX_REPLY,
+                            &reply_lens[i], &h[i]));
+    }
+    /* the last ones first in odd rounds */
+    for (int j = 0; j < WINDOW; j++) {
+      int i = round % 2 ? WINDOW - 1 - j : j;
+      CHECK_OK(dart_wait(&h[i]));
+      if (i % 11 == 0) CHECK_EQ(reply_lens[i], 0);
+      else check_echo(__LINE__, payloads + i * 300, lens[i],
+                      replies + i * MAX_REPLY, reply_lens[i]);
+    }
+  }
+  CHECK_OK(dart_am_deregister(DART_TEAM_ALL, empty));
+  free(h);
+  free(payloads);
+  free(replies);
+  free(lens);
+  free(reply_lens);
 }
 
 /* ---- sizes at the fragments' and rendezvous' edges ---- */
@@ -616,6 +679,7 @@ int main(int argc, char **argv)
   capture_init();
   test_traffic();
   test_flush();
+  test_window();
   test_edges();
   test_owner_atomics();
   test_bad();

@@ -127,11 +127,14 @@ static handler_t *lookup_handler(const char *func, am_team_t *t,
 /* ---- sending ---- */
 
 /* Queues the fragments of a message to u from byte *done on, as many as
- * there is room for; *done gets how far it got. */
+ * there is room for; *done gets how far it got, *whole whether it is all
+ * queued (a message of 0 bytes has no byte to count). */
 static dart_ret_t queue_fragments(const char *func, am_team_t *t, int u,
                                   const dart__am_frag_t *head,
-                                  const char *payload, size_t *done)
+                                  const char *payload, size_t *done,
+                                  bool *whole)
 {
+  *whole = false;
   const dart__path_ops_t *path = dart__transport__paths[t->pub.path[u]];
   size_t most = head->len >= t->pub.large_min[t->pub.path[u]]
                     ? DART__AM_LARGE
@@ -147,6 +150,7 @@ static dart_ret_t queue_fragments(const char *func, am_team_t *t, int u,
     if (!queued) return DART_OK;
     *done += f.bytes;
   } while (*done < head->len);
+  *whole = true;
   return DART_OK;
 }
 
@@ -170,10 +174,11 @@ static dart_ret_t send_message(const char *func, am_team_t *t, int u,
   }
   atomic_fetch_add_explicit(&p->sent, 1, memory_order_relaxed);
   size_t done = 0;
+  bool whole;
   dart_ret_t ret;
   for (;;) {
-    ret = queue_fragments(func, t, u, head, payload, &done);
-    if (ret != DART_OK || done == head->len) break;
+    ret = queue_fragments(func, t, u, head, payload, &done, &whole);
+    if (ret != DART_OK || whole) break;
     poll_team(t);
     dart__progress__wait_turn(&spins);
   }
@@ -197,9 +202,11 @@ static bool send_deferred(const char *func, am_team_t *t, int u)
       p->deferred_channel = true;
       atomic_fetch_add_explicit(&p->sent, 1, memory_order_relaxed);
     }
-    if (queue_fragments(func, t, u, &d->head, d->data, &d->sent) != DART_OK)
-      d->sent = d->head.len; /* logged; the caller's handle never completes */
-    if (d->sent < d->head.len) return false;
+    bool whole;
+    if (queue_fragments(func, t, u, &d->head, d->data, &d->sent, &whole) !=
+        DART_OK)
+      whole = true; /* logged; the caller's handle never completes */
+    if (!whole) return false;
     p->deferred_head = d->next;
     if (p->deferred_head == NULL) p->deferred_tail = NULL;
     free(d);
@@ -228,9 +235,11 @@ static void send_reply(am_team_t *t, int origin, const dart__am_frag_t *call,
                                               true, memory_order_acquire,
                                               memory_order_relaxed)) {
     atomic_fetch_add_explicit(&p->sent, 1, memory_order_relaxed);
-    if (queue_fragments(func, t, origin, &head, reply, &done) != DART_OK)
-      done = len; /* logged */
-    if (done == len) {
+    bool whole;
+    if (queue_fragments(func, t, origin, &head, reply, &done, &whole) !=
+        DART_OK)
+      whole = true; /* logged */
+    if (whole) {
       atomic_store_explicit(&p->channel, false, memory_order_release);
       return;
     }
