@@ -326,9 +326,11 @@ unsigned dart__am__twosided_poll(dart__am_team_t *am)
     m->wire->release(m->w);
     send_all_open(func, m); /* the replies its handlers gave */
   }
-  dart__am__lock(am, &m->lock);
-  for (u = 0; u < am->team->size && m->owing > 0; u++) send_control(m, u);
-  dart__am__unlock(am, &m->lock);
+  if (m->owing > 0) {
+    dart__am__lock(am, &m->lock);
+    for (u = 0; u < am->team->size && m->owing > 0; u++) send_control(m, u);
+    dart__am__unlock(am, &m->lock);
+  }
   return n;
 }
 
