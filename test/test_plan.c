@@ -8,6 +8,9 @@
  *   documented order of a root's contributions), leaves listed twice;
  * - halos in 1, 2 and 3 dimensions, periodic or not, halo widths 1 and 2
  *   (wider than some blocks): bcast in place and reduce;
+ * - two boxes of single leaves of one shape, copied together, and the
+ *   same with roots in both boxes (not together) under REPLACE, every
+ *   type;
  * - roots in global memory (every fourth round, and the halos' second
  *   bcast), which node peers read in place;
  * - one plan reused DART_TEST_ITERS (default 1000) times with new data
@@ -423,6 +426,55 @@ static void test_random(uint64_t seed)
   graph_free(&d);
 }
 
+/* Each unit's leaves on its own roots, as two boxes of single elements of
+ * one shape (2 rows of 8; 3 elements apart in a row, 30 between rows):
+ * the first box's leaves 100 places after their roots, the second's 200
+ * after the first box's roots, its roots `shift` after the first's. With
+ * shift 1 no root is in both boxes, and copies take the boxes together;
+ * with shift 3 they share roots, where a reduce with REPLACE must still
+ * leave each root the value of its last leaf (of the second box). */
+static void graph_boxes(graph_t *g, size_t shift)
+{
+  enum { ROW = 8, ROWS = 2, BOX = ROW * ROWS };
+  g->dups = 0;
+  g->nroots = calloc(units, sizeof *g->nroots);
+  g->nleaves = calloc(units, sizeof *g->nleaves);
+  g->extent = calloc(units, sizeof *g->extent);
+  g->ilocal = calloc(units, sizeof *g->ilocal);
+  g->iremote = calloc(units, sizeof *g->iremote);
+  for (int v = 0; v < units; v++) {
+    g->nroots[v] = shift + 30 * (ROWS - 1) + 3 * (ROW - 1) + 1;
+    g->nleaves[v] = 2 * BOX;
+    g->extent[v] = 200 + 30 * (ROWS - 1) + 3 * (ROW - 1) + 1;
+    g->ilocal[v] = calloc(2 * BOX, sizeof **g->ilocal);
+    g->iremote[v] = calloc(2 * BOX, sizeof **g->iremote);
+    for (size_t k = 0; k < 2 * BOX; k++) {
+      size_t box = k / BOX, at = 30 * (k % BOX / ROW) + 3 * (k % ROW);
+      g->ilocal[v][k] = at + 100 * (box + 1);
+      g->iremote[v][k] = (dart_plan_root_t){{v}, at + box * shift};
+    }
+  }
+}
+
+static void test_boxes(void)
+{
+  static int round = 5000;
+  for (size_t shift = 1; shift <= 3; shift += 2) {
+    graph_t g;
+    graph_boxes(&g, shift);
+    for (dart_datatype_t t = DART_TYPE_BYTE; t < DART_TYPE_LAST; t++) {
+      dart_plan_t plan;
+      CHECK_OK(dart_plan_create(DART_TEAM_ALL, g.nroots[me], g.nleaves[me],
+                                g.ilocal[me], g.iremote[me], t, &plan));
+      run_op(&g, plan, t, BCAST, DART_OP_REPLACE, ++round);
+      run_op(&g, plan, t, REDUCE, DART_OP_REPLACE, ++round);
+      run_op(&g, plan, t, REDUCE, DART_OP_SUM, ++round);
+      CHECK_OK(dart_plan_destroy(&plan));
+    }
+    graph_free(&g);
+  }
+}
+
 /* One plan, many rounds with new data, bcast and reduce alternating. */
 static void test_reuse(int rounds)
 {
@@ -804,6 +856,7 @@ int main(int argc, char **argv)
   test_random(1);
   if (rounds == 1000) test_random(2024); /* a capped run: one graph */
   test_halos();
+  test_boxes();
   test_reuse(rounds);
   test_bad();
   CHECK_OK(dart_op_destroy(&user_op));

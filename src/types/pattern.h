@@ -9,7 +9,8 @@
  * which operations other than copies walk by typed loops in chunks; where
  * the blocks are small too (scattered elements) it keeps the lists only.
  * Copies walk blocks by typed strided loops where their rows are long
- * (a strided column is one block of one row), else the lists.
+ * (a strided column is one block of one row; two such columns of one
+ * shape, a dimension's two faces, together), else the lists.
  */
 #ifndef DART__TYPES__PATTERN_H_
 #define DART__TYPES__PATTERN_H_
@@ -22,11 +23,15 @@
 #include "types/op.h"
 
 /* n2 rows of n1 runs of len elements: run (i2, i1) starts at element
- * a + i2 * a2 + i1 * a1 of a and b + i2 * b2 + i1 * b1 of b. */
+ * a + i2 * a2 + i1 * a1 of a and b + i2 * b2 + i1 * b1 of b. pair: copies
+ * take this block and the next, both of single elements and of one
+ * shape, element by element together (a 3-D block's two x-faces lie in
+ * the same rows); false on the second of a pair too. */
 typedef struct {
   int64_t a, b;
   size_t len, n1, n2;
   int64_t a1, b1, a2, b2;
+  bool pair;
 } dart__pattern_block_t;
 
 typedef struct {
