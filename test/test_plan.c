@@ -187,18 +187,24 @@ typedef struct {
   int dups; /* leaves listed twice */
 } graph_t;
 
+/* Every unit's arrays of g, empty. */
+static void graph_alloc(graph_t *g, int dups)
+{
+  g->dups = dups;
+  g->nroots = calloc(units, sizeof *g->nroots);
+  g->nleaves = calloc(units, sizeof *g->nleaves);
+  g->extent = calloc(units, sizeof *g->extent);
+  g->ilocal = calloc(units, sizeof *g->ilocal);
+  g->iremote = calloc(units, sizeof *g->iremote);
+}
+
 /* The whole graph (every unit's part), from seed: each root gets 0 to 3
  * leaves on random units; each unit's leaves lie at a random permutation
  * of places with gaps (or, with dups, at places drawn with repeats). */
 static void graph_make(graph_t *g, uint64_t seed, int dups)
 {
   int n = units;
-  g->dups = dups;
-  g->nroots = calloc(n, sizeof *g->nroots);
-  g->nleaves = calloc(n, sizeof *g->nleaves);
-  g->extent = calloc(n, sizeof *g->extent);
-  g->ilocal = calloc(n, sizeof *g->ilocal);
-  g->iremote = calloc(n, sizeof *g->iremote);
+  graph_alloc(g, dups);
   for (int u = 0; u < n; u++)
     g->nroots[u] = (u == 1 ? 0 : 5) + mix(seed, u, 0, 1) % 40;
   for (int pass = 0; pass < 2; pass++) {
@@ -436,12 +442,7 @@ static void test_random(uint64_t seed)
 static void graph_boxes(graph_t *g, size_t shift)
 {
   enum { ROW = 8, ROWS = 2, BOX = ROW * ROWS };
-  g->dups = 0;
-  g->nroots = calloc(units, sizeof *g->nroots);
-  g->nleaves = calloc(units, sizeof *g->nleaves);
-  g->extent = calloc(units, sizeof *g->extent);
-  g->ilocal = calloc(units, sizeof *g->ilocal);
-  g->iremote = calloc(units, sizeof *g->iremote);
+  graph_alloc(g, 0);
   for (int v = 0; v < units; v++) {
     g->nroots[v] = shift + 30 * (ROWS - 1) + 3 * (ROW - 1) + 1;
     g->nleaves[v] = 2 * BOX;

@@ -14,9 +14,6 @@
  * strided loops (a strided column is one block of one-element runs). */
 #define MIN_AVG_BLOCK 8
 
-/* Runs shorter than this are copied by typed loops, not memcpy. */
-#define SHORT_RUN 8
-
 /* Whether run (a, b, len) continues blk as its next run in a row. */
 static int extends_row(dart__pattern_block_t *blk, int64_t a, int64_t b,
                        size_t len)
@@ -268,6 +265,9 @@ static void lists_apply_to_b(const dart__pattern_t *p, const run_ctx_t *r)
 typedef enum { NO_COPY, COPY_TO_B, COPY_TO_A } copy_t;
 
 /* ---- the block form ---- */
+
+/* Runs shorter than this are copied by typed loops, not memcpy. */
+#define SHORT_RUN 8
 
 /* The copy of blk from side from (stride f1 and f2, in elements) to side
  * to (t1, t2): typed loops where runs are short. */
