@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <dart/dart_memkind.h>
 
+#include "dart_cuda_data.cuh"
 #include "dart_test.h"
 
 #define CUDA_OK(call)                                                      \
@@ -13,23 +14,6 @@
     if (err_ != cudaSuccess)                                               \
       FAILF("%s: %s", #call, cudaGetErrorString(err_));                    \
   } while (0)
-
-/* The test data: element i of seed's data. */
-__global__ void produce(int *p, size_t n, int seed)
-{
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    p[i] = seed * 1000003 + (int)i;
-}
-
-/* Counts into *bad the elements of p that are not produce(seed)'s. */
-__global__ void consume(const int *p, size_t n, int seed,
-                        unsigned long long *bad)
-{
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x)
-    if (p[i] != seed * 1000003 + (int)i) atomicAdd(bad, 1ull);
-}
 
 /* Ends the program as skipped without a CUDA device (emulated devices
  * run no kernels). */

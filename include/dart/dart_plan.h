@@ -163,14 +163,19 @@ dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t plan, void *rootdata,
  * Stream-ordered forms of bcast and reduce, for device buffers: begin
  * queues the packing of this unit's messages on \c stream behind the work
  * already there (the kernels that wrote the data) and returns without
- * waiting for the device. End waits for those packs and sends the
- * messages, waits for the other units' messages, queues their
- * application on \c stream and returns without waiting for it: the
- * results are there once \c stream reaches them, for the kernels queued
- * after end. The plan's next call waits for the device to have read the
- * messages before their buffers are reused. Begin and end take the same
- * stream; under emulated devices only NULL (which runs at once). A
- * message that crosses through host memory (to a unit on another node,
+ * waiting for the device; end queues the application of the other units'
+ * messages on \c stream and returns without waiting for it: the results
+ * are there once \c stream reaches them, for the kernels queued after
+ * end. Between node peers whose devices signal each other's streams
+ * (CUDA's stream memory operations, where every unit has a device) the
+ * streams themselves post each message behind its pack, wait for it
+ * before its application and acknowledge it after, so neither call waits
+ * for the device: end waits only until the senders' begin has run. To
+ * other units end first waits for the packs and sends the messages, and
+ * the plan's next call waits for the device to have read what came, as
+ * does the next call on another stream or on none. Begin and end take
+ * the same stream; under emulated devices only NULL (which runs at once).
+ * A message that crosses through host memory (to a unit on another node,
  * or where some unit has no device) is copied out of the device before
  * begin returns, so there begin does wait for the stream's earlier work.
  */

@@ -4,7 +4,8 @@
  * come through cudaGetDriverEntryPointByVersion: the allocation that holds
  * a registered pointer (IPC handles name allocations) and its buffer id,
  * which is unique for the process's lifetime and so keys the peers' IPC
- * caches by allocation, not address.
+ * caches by allocation, not address. Two more, where the driver has them:
+ * the stream memory operations that signal between streams.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -23,14 +24,18 @@ typedef CUresult (*pointer_attribute_fn)(void *data,
                                          CUpointer_attribute attribute,
                                          CUdeviceptr ptr);
 
+typedef CUresult (*stream_value_fn)(CUstream stream, CUdeviceptr addr,
+                                    cuuint32_t value, unsigned int flags);
+
 static struct {
   int device; /* this unit's */
   address_range_fn address_range;
   pointer_attribute_fn pointer_attribute;
+  stream_value_fn write_value, wait_value; /* NULL: none */
   pthread_mutex_t lock; /* the atomics' operand buffer */
   char *scratch;        /* pinned, mapped: the device reads and writes it */
   size_t scratch_size;
-} cuda = {-1, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+} cuda = {-1, NULL, NULL, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, NULL, 0};
 
 /*
  * The current device is per host thread: every entry makes this unit's
@@ -82,7 +87,42 @@ static int cuda_count(void)
                   "cuPointerGetAttribute: no device memory");
     return 0;
   }
+  if (n > 0 && (!entry_point("cuStreamWriteValue32",
+                             (void **)&cuda.write_value) ||
+                !entry_point("cuStreamWaitValue32",
+                             (void **)&cuda.wait_value))) {
+    DART_LOG_INFO("the CUDA driver lacks stream memory operations: plans "
+                  "on streams synchronise with the host");
+    cuda.write_value = cuda.wait_value = NULL;
+  }
   return n;
+}
+
+static bool cuda_words(void) { return cuda.wait_value != NULL; }
+
+static dart_ret_t stream_value(const char *func, const char *what,
+                               stream_value_fn fn, uint32_t *word,
+                               uint32_t value, unsigned flags, void *stream)
+{
+  CUresult res = fn((CUstream)stream, (CUdeviceptr)(uintptr_t)word,
+                    (cuuint32_t)value, flags);
+  if (res == CUDA_SUCCESS) return DART_OK;
+  DART_LOG_ERROR_IN(func, "%s failed: CUresult %d", what, (int)res);
+  return DART_ERR_OTHER;
+}
+
+static dart_ret_t cuda_word_write_here(const char *func, uint32_t *word,
+                                       uint32_t value, void *stream)
+{
+  return stream_value(func, "cuStreamWriteValue32", cuda.write_value, word,
+                      value, CU_STREAM_WRITE_VALUE_DEFAULT, stream);
+}
+
+static dart_ret_t cuda_word_wait_here(const char *func, uint32_t *word,
+                                      uint32_t value, void *stream)
+{
+  return stream_value(func, "cuStreamWaitValue32", cuda.wait_value, word,
+                      value, CU_STREAM_WAIT_VALUE_GEQ, stream);
 }
 
 static dart_ret_t cuda_set_device(const char *func, int device)
@@ -456,6 +496,12 @@ ON_DEVICE_VOID(cuda_pattern_free, (void *device_pattern), (device_pattern))
 ON_DEVICE(cuda_pattern,
           (const char *func, const dart__gpu_pattern_op_t *op, void *stream),
           (func, op, stream))
+ON_DEVICE(cuda_word_write,
+          (const char *func, uint32_t *word, uint32_t value, void *stream),
+          (func, word, value, stream))
+ON_DEVICE(cuda_word_wait,
+          (const char *func, uint32_t *word, uint32_t value, void *stream),
+          (func, word, value, stream))
 
 const dart__gpu_ops_t dart__gpu_cuda = {
     .name = "cuda",
@@ -480,6 +526,9 @@ const dart__gpu_ops_t dart__gpu_cuda = {
     .pattern_upload = cuda_pattern_upload,
     .pattern_free = cuda_pattern_free,
     .pattern = cuda_pattern,
+    .words = cuda_words,
+    .word_write = cuda_word_write,
+    .word_wait = cuda_word_wait,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
     .fini = cuda_fini,

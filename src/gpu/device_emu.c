@@ -24,6 +24,7 @@
 
 #include "base/env.h"
 #include "gpu/gpu.h"
+#include "progress/progress.h"
 #include "transport/cpu_atomic.h"
 
 typedef struct {
@@ -392,6 +393,31 @@ static void emu_stream_destroy(void *stream)
   free(s);
 }
 
+/* The stream's signals run once its earlier work has (the stream is
+ * synchronised first), so a unit's words move when its host reaches them,
+ * as a host protocol's would: no unit waits on a deferred write. */
+static bool emu_words(void) { return true; }
+
+static dart_ret_t emu_word_write(const char *func, uint32_t *word,
+                                 uint32_t value, void *stream)
+{
+  emu_stream_sync(func, stream);
+  atomic_store_explicit((_Atomic uint32_t *)(void *)reach(word), value,
+                        memory_order_release);
+  return DART_OK;
+}
+
+static dart_ret_t emu_word_wait(const char *func, uint32_t *word,
+                                uint32_t value, void *stream)
+{
+  emu_stream_sync(func, stream);
+  _Atomic uint32_t *at = (_Atomic uint32_t *)(void *)reach(word);
+  for (unsigned spins = 0;
+       (int32_t)(atomic_load_explicit(at, memory_order_acquire) - value) < 0;)
+    dart__progress__wait_turn(&spins);
+  return DART_OK;
+}
+
 /* The device's atomics are the CPU's on the host mapping, after the
  * stream's earlier copies, as a kernel on that stream would run. */
 static dart_ret_t emu_atomic(const dart__atomic_t *a, char *p, void *stream)
@@ -447,6 +473,9 @@ const dart__gpu_ops_t dart__gpu_emu = {
     .pattern_upload = emu_pattern_upload,
     .pattern_free = emu_pattern_free,
     .pattern = emu_pattern,
+    .words = emu_words,
+    .word_write = emu_word_write,
+    .word_wait = emu_word_wait,
     .host_alloc = emu_host_alloc,
     .host_free = free,
     .fini = emu_fini,

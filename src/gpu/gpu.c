@@ -63,9 +63,11 @@ dart_ret_t dart__gpu__init(void)
                    (ops == &dart__gpu_emu || remote_device_memory());
   /* device segments need a device on every unit; a unit that failed
    * (-1) makes every unit fail, after this collective */
-  int mine[2] = {ret != DART_OK ? -1 : devices > 0, ucx_moves}, all[2];
+  int mine[3] = {ret != DART_OK ? -1 : devices > 0, ucx_moves,
+                 devices > 0 && ops->words()},
+      all[3];
   DART__MPI_CHECK(
-      MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, dart__rt.comm));
+      MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, dart__rt.comm));
   if (all[0] < 0) {
     free(gpu.streams);
     gpu.streams = NULL;
@@ -73,6 +75,7 @@ dart_ret_t dart__gpu__init(void)
   }
   dart__gpu.any_device = all[0];
   dart__gpu.ucx_direct = all[1] && dart__rt.num_nodes > 1;
+  dart__gpu.words = all[2];
   dart__gpu.devices = devices;
   dart__gpu.device = device;
   dart__gpu.ops = devices > 0 ? ops : NULL;
@@ -93,6 +96,7 @@ void dart__gpu__fini(void)
   dart__gpu.devices = 0;
   dart__gpu.any_device = false;
   dart__gpu.ucx_direct = false;
+  dart__gpu.words = false;
 }
 
 void dart__gpu__print_info(FILE *out)

@@ -93,6 +93,16 @@ typedef struct {
   /* op behind stream's work; pairs that write one element run in order */
   dart_ret_t (*pattern)(const char *func, const dart__gpu_pattern_op_t *op,
                         void *stream);
+  /* signals between streams, on 32-bit words of device memory (this
+   * unit's, or a node peer's mapped): word_write stores value behind
+   * stream's work, after a fence; word_wait holds stream's later work
+   * until (int32_t)(*word - value) >= 0, a comparison that survives
+   * wrapping. words: whether the backend has them. */
+  bool (*words)(void);
+  dart_ret_t (*word_write)(const char *func, uint32_t *word, uint32_t value,
+                           void *stream);
+  dart_ret_t (*word_wait)(const char *func, uint32_t *word, uint32_t value,
+                          void *stream);
   /* pinned host memory for staging (plain host memory where not pinned) */
   dart_ret_t (*host_alloc)(const char *func, size_t bytes, void **ptr);
   void (*host_free)(void *ptr);
@@ -114,6 +124,7 @@ typedef struct {
    * DART_GPU_UCX=1), or staged transfers */
   bool ucx_direct;
   bool staging;
+  bool words;      /* every unit's backend has word_write and word_wait */
   _Atomic int staged_segments; /* live device segments spanning nodes */
 } dart__gpu_state_t;
 

@@ -17,7 +17,10 @@
  * each message from its slot into device memory, where the device applies
  * it. All of it runs on the plan's stream in the order the host version
  * runs, so results are the same; the host synchronises the stream once per
- * begin and end, before it posts messages and acknowledgements.
+ * begin and end, before it posts messages and acknowledgements. Between
+ * node peers whose devices signal each other (plan.h) the device packs
+ * straight into the peer's device slot and the streams post, wait and
+ * acknowledge: the host only queues the work.
  */
 #include <dart/dart_signal.h>
 #include <string.h>
@@ -48,14 +51,47 @@ static char *out_slot(const dart__plan_peer_t *p)
   return p->direct ? p->out[p->sent & 1] : p->staging;
 }
 
-/* out_slot, once p has consumed the message that used it before. */
-static dart_ret_t send_slot(dart__plan_peer_t *p, char **dst)
+/* Whether messages between p and me may go on the device words. */
+static bool on_words(const dart__plan_peer_t *p)
+{
+  return p->dev_in_word != NULL;
+}
+
+/* The host waits until my device word reaches value, through the plan's
+ * stream (a unit that switched from the device words to the host). */
+static dart_ret_t word_host_wait(const dart__plan_t *plan, uint32_t *word,
+                                 uint64_t value)
+{
+  dart_ret_t ret = dart__gpu.ops->word_wait(plan->func, word,
+                                            (uint32_t)value, plan->dev_stream);
+  return ret == DART_OK ? dart__gpu.ops->stream_sync(plan->func,
+                                                     plan->dev_stream)
+                        : ret;
+}
+
+/* out_slot, once p has consumed the message that used it before: on the
+ * device words that message went on, and for one that goes on them
+ * (words) behind plan->stream's work, the host waiting only until p's
+ * host has taken the descriptor. */
+static dart_ret_t send_slot(const dart__plan_t *plan, dart__plan_peer_t *p,
+                            bool words, char **dst)
 {
   uint64_t m = p->sent;
-  if (m >= 2) {
-    dart_ret_t ret = wait_word(p->ack_word, p->ack_word_g, m - 1);
-    if (ret != DART_OK) return ret;
+  dart_ret_t ret = DART_OK;
+  if (m >= 2 && !p->out_words[m & 1]) {
+    ret = wait_word(p->ack_word, p->ack_word_g, m - 1);
+  } else if (m >= 2 && words) {
+    const dart__plan_desc_t *d = &p->out_desc[m & 1];
+    for (unsigned spins = 0;
+         atomic_load_explicit(&d->taken, memory_order_acquire) < m - 1;)
+      dart__progress__wait_turn(&spins);
+    ret = dart__gpu.ops->word_wait(plan->func, p->dev_ack_word,
+                                   (uint32_t)(m - 1), plan->stream);
+  } else if (m >= 2) {
+    ret = word_host_wait(plan, p->dev_ack_word, m - 1);
   }
+  if (ret != DART_OK) return ret;
+  p->out_words[m & 1] = words;
   *dst = out_slot(p);
   return DART_OK;
 }
@@ -89,8 +125,36 @@ static char *in_slot(const dart__plan_peer_t *p)
 static dart_ret_t recv_wait(dart__plan_peer_t *p, char **src)
 {
   uint64_t m = p->received;
+  p->in_words = false;
   dart_ret_t ret = wait_word(p->in_word, p->in_word_g, m + 1);
   if (ret != DART_OK) return ret;
+  *src = in_slot(p);
+  return DART_OK;
+}
+
+/* The next message from p: once it is there, or for one on the device
+ * words (p->in_words) once p's host has announced it. */
+static dart_ret_t recv_next(dart__plan_peer_t *p, char **src)
+{
+  p->in_words = false;
+  if (!on_words(p)) return recv_wait(p, src);
+  uint64_t m = p->received;
+  const dart__plan_desc_t *d = &p->in_desc[m & 1];
+  for (unsigned spins = 0;; dart__progress__wait_turn(&spins)) {
+    /* a later message posted on the host makes this one's descriptor
+     * visible: read the post first */
+    uint64_t posted = atomic_load_explicit(p->in_word, memory_order_acquire);
+    if (atomic_load_explicit(&d->seq, memory_order_acquire) == m + 1 &&
+        d->kind == DART__PLAN_DEVICE_WORDS) {
+      /* read: the sender may reuse the descriptor (its slot waits for
+       * the acknowledgement) */
+      atomic_store_explicit(&p->in_desc[m & 1].taken, m + 1,
+                            memory_order_release);
+      p->in_words = true;
+      break;
+    }
+    if (posted >= m + 1) break;
+  }
   *src = in_slot(p);
   return DART_OK;
 }
@@ -105,21 +169,54 @@ static char *in_device_slot(const dart__plan_peer_t *p)
   return p->dev_slot_in[p->received & 1];
 }
 
-/* recv_wait for the host: a message a device put into my device slot is
- * copied into the host slot first. */
-static dart_ret_t recv_host(const dart__plan_t *plan, dart__plan_peer_t *p,
+/* recv_next for the host: a message a device put into my device slot is
+ * copied into the host slot first (through the plan's stream where it
+ * comes on the device words). */
+static dart_ret_t recv_host(dart__plan_t *plan, dart__plan_peer_t *p,
                             char **src)
 {
-  dart_ret_t ret = recv_wait(p, src);
-  char *dev = ret == DART_OK ? in_device_slot(p) : NULL;
+  dart_ret_t ret = recv_next(p, src);
+  if (ret != DART_OK) return ret;
+  if (p->in_words) {
+    uint64_t m = p->received;
+    ret = dart__plan__device_setup(plan->func, plan);
+    if (ret == DART_OK)
+      ret = dart__gpu.ops->word_wait(plan->func, p->dev_in_word,
+                                     (uint32_t)(m + 1), plan->dev_stream);
+    if (ret == DART_OK)
+      ret = dart__gpu.ops->copy(plan->func, *src, p->dev_slot_in[m & 1],
+                                p->slot_bytes, plan->dev_stream);
+    return ret == DART_OK ? dart__gpu.ops->stream_sync(plan->func,
+                                                       plan->dev_stream)
+                          : ret;
+  }
+  char *dev = in_device_slot(p);
   if (dev == NULL) return ret;
   ret = dart__gpu.ops->copy(plan->func, *src, dev, p->slot_bytes, NULL);
   return ret == DART_OK ? dart__gpu.ops->stream_sync(plan->func, NULL) : ret;
 }
 
-/* Tells p that its message's slot is free again. */
-static dart_ret_t recv_done(dart__plan_peer_t *p)
+/* Tells p that its message on the device words is read, behind stream's
+ * work (the reads). */
+static dart_ret_t words_done(const dart__plan_t *plan, dart__plan_peer_t *p,
+                             void *stream)
 {
+  uint64_t m = p->received + 1;
+  dart_ret_t ret = dart__gpu.ops->word_write(plan->func, p->peer_dev_ack_word,
+                                             (uint32_t)m, stream);
+  if (ret == DART_OK) p->received = m;
+  return ret;
+}
+
+/* Tells p that its message's slot is free again. */
+static dart_ret_t recv_done(const dart__plan_t *plan, dart__plan_peer_t *p)
+{
+  if (p->in_words) {
+    dart_ret_t ret = words_done(plan, p, plan->dev_stream);
+    return ret == DART_OK ? dart__gpu.ops->stream_sync(plan->func,
+                                                       plan->dev_stream)
+                          : ret;
+  }
   uint64_t m = ++p->received;
   if (p->direct) {
     atomic_store_explicit(p->peer_ack_word, m, memory_order_release);
@@ -134,7 +231,7 @@ static dart_ret_t send_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
                                const char *array)
 {
   char *dst;
-  dart_ret_t ret = send_slot(p, &dst);
+  dart_ret_t ret = send_slot(plan, p, false, &dst);
   if (ret != DART_OK) return ret;
   size_t es = plan->type->elem_size;
   dart__types__pattern_pack(pat, array, dst, es);
@@ -142,7 +239,7 @@ static dart_ret_t send_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
 }
 
 /* Receives p's message and applies it to array's elements of pat. */
-static dart_ret_t recv_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
+static dart_ret_t recv_pattern(dart__plan_t *plan, dart__plan_peer_t *p,
                                const dart__pattern_t *pat, char *array,
                                const dart__op_local_t *op)
 {
@@ -150,16 +247,16 @@ static dart_ret_t recv_pattern(const dart__plan_t *plan, dart__plan_peer_t *p,
   dart_ret_t ret = recv_host(plan, p, &src);
   if (ret != DART_OK) return ret;
   dart__types__pattern_apply(pat, array, src, plan->type->elem_size, op);
-  return recv_done(p);
+  return recv_done(plan, p);
 }
 
 /* A reader's operands applied to my roots; their old values back. */
-static dart_ret_t serve_fetch(const dart__plan_t *plan, dart__plan_peer_t *p,
+static dart_ret_t serve_fetch(dart__plan_t *plan, dart__plan_peer_t *p,
                               void *rootdata)
 {
   char *src, *dst;
   dart_ret_t ret = recv_host(plan, p, &src);
-  if (ret == DART_OK) ret = send_slot(p, &dst);
+  if (ret == DART_OK) ret = send_slot(plan, p, false, &dst);
   if (ret != DART_OK) return ret;
   /* across nodes the reply goes out of the inbound slot itself, which is
    * global memory */
@@ -168,7 +265,7 @@ static dart_ret_t serve_fetch(const dart__plan_t *plan, dart__plan_peer_t *p,
   dart__types__pattern_fetch(&p->roots, rootdata, src, dst, es, &plan->local);
   ret = send_post(p, dst, p->roots.nelem * es);
   if (ret != DART_OK) return ret;
-  return recv_done(p);
+  return recv_done(plan, p);
 }
 
 /* ---- the operations ---- */
@@ -192,10 +289,11 @@ static bool roots_shared(dart__plan_t *plan, const void *rootdata,
 }
 
 /* Tells node peer p where my roots are instead of packing them. */
-static dart_ret_t send_lent(dart__plan_peer_t *p, dart_gptr_t roots)
+static dart_ret_t send_lent(const dart__plan_t *plan, dart__plan_peer_t *p,
+                            dart_gptr_t roots)
 {
   char *unused;
-  dart_ret_t ret = send_slot(p, &unused);
+  dart_ret_t ret = send_slot(plan, p, false, &unused);
   if (ret != DART_OK) return ret;
   dart__plan_desc_t *d = &p->out_desc[p->sent & 1];
   d->roots = roots;
@@ -250,7 +348,7 @@ static dart_ret_t begin_bcast(dart__plan_t *plan)
     if (p->direct && shared &&
         p->roots.nelem * plan->type->elem_size >=
             dart__base__config.plan_lend) {
-      ret = send_lent(p, lent);
+      ret = send_lent(plan, p, lent);
       plan->lending = true;
     } else {
       ret = send_pattern(plan, p, &p->roots, plan->src);
@@ -279,7 +377,7 @@ static dart_ret_t end_bcast(dart__plan_t *plan)
     } else
       dart__types__pattern_apply(&p->leaves, plan->dst, src,
                                  plan->type->elem_size, &plan->local);
-    if ((ret = recv_done(p)) != DART_OK) return ret;
+    if ((ret = recv_done(plan, p)) != DART_OK) return ret;
   }
   /* my roots are mine again once every peer that reads them has */
   for (size_t k = 0; k < plan->npeers && plan->lending; k++) {
@@ -353,7 +451,9 @@ static dart_ret_t end_fetch_replies(dart__plan_t *plan)
  * begin owes, waits for each message, queues its copy out of the slot and
  * its application; the slots are acknowledged once the device has passed
  * the copies (dev_unslotted): at once, or for the _stream forms at the
- * plan's next call, so that end does not wait for the device either. */
+ * plan's next call, so that end does not wait for the device either.
+ * Messages on the device words (plan.h) owe nothing: the stream posts and
+ * acknowledges them itself. */
 
 /* kind on the device with the operation begun, or REPLACE */
 static dart_ret_t dev_run(const dart__plan_t *plan,
@@ -384,30 +484,52 @@ static dart_ret_t dev_copy(const dart__plan_t *plan, void *dst,
 }
 
 /* Where the device packs p's next message: p's device slot for me where
- * it has one (marked so), else device memory to copy into dst. */
-static char *dev_out_for(dart__plan_peer_t *p)
+ * it has one (marked so, and whether it goes on the device words), else
+ * device memory to copy into dst. */
+static char *dev_out_for(dart__plan_peer_t *p, bool words)
 {
   if (p->dev_slot_out[0] == NULL) return p->dev_out;
   dart__plan_desc_t *d = &p->out_desc[p->sent & 1];
-  d->kind = DART__PLAN_DEVICE_SLOT;
-  d->seq = p->sent + 1;
+  d->kind = words ? DART__PLAN_DEVICE_WORDS : DART__PLAN_DEVICE_SLOT;
+  atomic_store_explicit(&d->seq, p->sent + 1, memory_order_release);
   return p->dev_slot_out[p->sent & 1];
 }
 
 /* Where the device reads p's next message of bytes at src: my device slot
- * where it came there, else p->dev_in after a copy. */
+ * where it came there (on the device words: once the stream has seen it
+ * posted), else p->dev_in after a copy. */
 static dart_ret_t dev_in_for(const dart__plan_t *plan, dart__plan_peer_t *p,
                              const char *src, size_t bytes, char **in)
 {
+  if (p->in_words) {
+    *in = p->dev_slot_in[p->received & 1];
+    return dart__gpu.ops->word_wait(plan->func, p->dev_in_word,
+                                    (uint32_t)(p->received + 1),
+                                    plan->stream);
+  }
   *in = in_device_slot(p);
   if (*in != NULL) return DART_OK;
   *in = p->dev_in;
   return dev_copy(plan, p->dev_in, src, bytes);
 }
 
+/* After the device's reads of p's message: acknowledged by the stream on
+ * the device words, else owed until the device has passed them. */
+static dart_ret_t dev_recv_done(dart__plan_t *plan, dart__plan_peer_t *p)
+{
+  if (p->in_words) {
+    plan->words_busy = true;
+    plan->words_stream = plan->stream;
+    return words_done(plan, p, plan->stream);
+  }
+  p->ack_owed = plan->acks_owed = true;
+  return DART_OK;
+}
+
 /* My roots (bcast) or leaves (reduce, fetch) of array for each peer that
  * reads or owns them, packed on the device into its device slot or, for
- * a copy, into device memory; posting them is owed. */
+ * a copy, into device memory; posted by the stream on the device words
+ * (bcast and reduce, where the peer has them), else posting them is owed. */
 static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
                                const char *array)
 {
@@ -416,24 +538,33 @@ static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     const dart__pattern_t *pat = roots ? &p->roots : &p->leaves;
+    bool words = on_words(p) && plan->active != DART__PLAN_FETCH;
     char *dst;
     if (pat->nelem == 0) continue;
-    ret = send_slot(p, &dst);
-    char *packed = ret == DART_OK ? dev_out_for(p) : NULL;
+    ret = send_slot(plan, p, words, &dst);
+    char *packed = ret == DART_OK ? dev_out_for(p, words) : NULL;
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_PACK, pat,
                     roots ? p->dev_roots : p->dev_leaves, (char *)array,
                     packed, NULL, true);
+    if (ret == DART_OK && words) {
+      ret = dart__gpu.ops->word_write(plan->func, p->peer_dev_in_word,
+                                      (uint32_t)(p->sent + 1), plan->stream);
+      if (ret == DART_OK) p->sent++;
+      plan->words_busy = true;
+      plan->words_stream = plan->stream;
+      continue;
+    }
     if (ret == DART_OK && packed == p->dev_out)
       ret = dev_copy(plan, dst, p->dev_out, pat->nelem * es);
+    if (ret == DART_OK) p->post_owed = plan->posts_owed = true;
   }
   if (ret == DART_OK && roots) /* bcast: my own leaves */
     ret = dev_run(plan, DART__GPU_PATTERN_APPLY_TO_B, &plan->self,
                   plan->dev_self, (char *)array, plan->dst, NULL, false);
-  if (ret == DART_OK)
+  if (ret == DART_OK && plan->posts_owed)
     ret = dart__gpu.ops->event_rerecord(plan->func, plan->dev_packed,
                                         plan->stream);
-  if (ret == DART_OK) plan->posts_owed = true;
   return ret;
 }
 
@@ -446,34 +577,39 @@ static dart_ret_t dev_post_all(dart__plan_t *plan)
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     const dart__pattern_t *pat = roots ? &p->roots : &p->leaves;
-    if (pat->nelem > 0)
+    if (p->post_owed)
       ret = send_post(p, out_slot(p), pat->nelem * plan->type->elem_size);
+    p->post_owed = false;
   }
   plan->posts_owed = false;
   return ret;
 }
 
-/* The device is to read the slots of the messages just received: the
- * acknowledgements for roots' (reduce) or leaves' messages are owed. */
-static dart_ret_t dev_owe_acks(dart__plan_t *plan, bool roots)
-{
-  dart_ret_t ret = dart__gpu.ops->event_rerecord(
-      plan->func, plan->dev_unslotted, plan->stream);
-  if (ret != DART_OK) return ret;
-  plan->acks_owed = true;
-  plan->acks_roots = roots;
-  return DART_OK;
-}
-
-dart_ret_t dart__plan__settle(const char *func, dart__plan_t *plan, bool ack)
+/* The device is to read the slots of the messages just received: where
+ * acknowledgements are owed, they wait for it to have passed the reads. */
+static dart_ret_t dev_owe_acks(dart__plan_t *plan)
 {
   if (!plan->acks_owed) return DART_OK;
-  dart_ret_t ret = dart__gpu.ops->event_sync(func, plan->dev_unslotted);
+  return dart__gpu.ops->event_rerecord(plan->func, plan->dev_unslotted,
+                                       plan->stream);
+}
+
+dart_ret_t dart__plan__settle(const char *func, dart__plan_t *plan, bool ack,
+                              bool keep_words)
+{
+  dart_ret_t ret = DART_OK;
+  if (plan->words_busy && !keep_words) {
+    ret = dart__gpu.ops->stream_sync(func, plan->words_stream);
+    if (ret != DART_OK) return ret;
+    plan->words_busy = false;
+  }
+  if (!plan->acks_owed) return DART_OK;
+  ret = dart__gpu.ops->event_sync(func, plan->dev_unslotted);
   if (ret != DART_OK) return ret; /* still owed */
-  for (size_t k = 0; k < plan->npeers && ret == DART_OK && ack; k++) {
+  for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
-    if ((plan->acks_roots ? p->roots.nelem : p->leaves.nelem) > 0)
-      ret = recv_done(p);
+    if (p->ack_owed && ack) ret = recv_done(plan, p);
+    p->ack_owed = false;
   }
   plan->acks_owed = false;
   return ret;
@@ -491,7 +627,7 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
     char *src = NULL, *in = NULL;
     if (p->leaves.nelem == 0) continue;
     const char *roots = NULL;
-    ret = recv_wait(p, &src);
+    ret = recv_next(p, &src);
     if (ret == DART_OK) ret = lent_roots(plan, p, &roots);
     /* roots lent in place: packed into my slot here, for the device */
     if (ret == DART_OK && roots) {
@@ -503,8 +639,9 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->leaves, p->dev_leaves,
                     array, in, NULL, replace);
+    if (ret == DART_OK) ret = dev_recv_done(plan, p);
   }
-  return ret == DART_OK ? dev_owe_acks(plan, false) : ret;
+  return ret == DART_OK ? dev_owe_acks(plan) : ret;
 }
 
 /* reduce: every unit's contribution to my roots, by unit. */
@@ -521,14 +658,15 @@ static dart_ret_t dev_reduce_in(dart__plan_t *plan)
     dart__plan_peer_t *p = &plan->peers[k];
     char *src = NULL, *in = NULL;
     if (p->roots.nelem == 0) continue;
-    ret = recv_wait(p, &src);
+    ret = recv_next(p, &src);
     if (ret == DART_OK)
       ret = dev_in_for(plan, p, src, p->roots.nelem * es, &in);
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->roots, p->dev_roots,
                     plan->dst, in, NULL, false);
+    if (ret == DART_OK) ret = dev_recv_done(plan, p);
   }
-  return ret == DART_OK ? dev_owe_acks(plan, true) : ret;
+  return ret == DART_OK ? dev_owe_acks(plan) : ret;
 }
 
 /* fetch: every unit's operands applied to my roots by unit, and each
@@ -551,8 +689,8 @@ static dart_ret_t dev_fetch_in(dart__plan_t *plan)
     if (p->roots.nelem == 0) continue;
     ret = recv_wait(p, &src);
     if (ret == DART_OK) ret = dev_in_for(plan, p, src, bytes, &in);
-    if (ret == DART_OK) ret = send_slot(p, &reply);
-    if (ret == DART_OK) out = dev_out_for(p);
+    if (ret == DART_OK) ret = send_slot(plan, p, false, &reply);
+    if (ret == DART_OK) out = dev_out_for(p, false);
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_FETCH, &p->roots, p->dev_roots,
                     plan->dst, in, out, false);
@@ -566,10 +704,11 @@ static dart_ret_t dev_fetch_in(dart__plan_t *plan)
     if (p->roots.nelem == 0) continue;
     ret = send_post(p, p->direct ? out_slot(p) : in_slot(p),
                     p->roots.nelem * es);
-    if (ret == DART_OK) ret = recv_done(p);
+    if (ret == DART_OK) ret = recv_done(plan, p);
   }
   if (ret == DART_OK) ret = dev_recv_leaves(plan, plan->update, true);
-  return ret == DART_OK ? dart__plan__settle(plan->func, plan, true) : ret;
+  return ret == DART_OK ? dart__plan__settle(plan->func, plan, true, false)
+                        : ret;
 }
 
 /* The device forms of begin and end; the plan's own stream is done with
@@ -592,7 +731,9 @@ static dart_ret_t dev_end(dart__plan_t *plan)
   default: return dev_fetch_in(plan);
   }
   if (ret == DART_OK && !plan->streamed)
-    ret = dart__plan__settle(plan->func, plan, true);
+    ret = dart__gpu.ops->stream_sync(plan->func, plan->stream);
+  if (ret == DART_OK && !plan->streamed)
+    ret = dart__plan__settle(plan->func, plan, true, false);
   return ret;
 }
 
@@ -704,8 +845,11 @@ static dart_ret_t begin_checked(const char *func, dart_plan_t handle,
     }
     if ((ret = dart__plan__device_setup(func, plan)) != DART_OK) return ret;
   }
-  /* what the last operation on a stream left to acknowledge */
-  if ((ret = dart__plan__settle(func, plan, true)) != DART_OK) return ret;
+  /* what the last operation on a stream left to acknowledge; its words
+   * stay queued where this one's go behind them */
+  bool keep_words = on_device && streamed && stream == plan->words_stream;
+  if ((ret = dart__plan__settle(func, plan, true, keep_words)) != DART_OK)
+    return ret;
   plan->active = kind;
   plan->on_device = on_device;
   plan->streamed = streamed;

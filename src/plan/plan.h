@@ -12,6 +12,19 @@
  * units goes into slot k % 2 once the receiver has consumed message
  * k - 2. Node peers' slots and words are loaded and stored directly;
  * other units' are reached with put-with-signal and signals.
+ *
+ * Where every unit has a device whose streams signal each other (gpu.h's
+ * words), node peers also have two device slots and two such words each,
+ * in device memory: a bcast or reduce on device buffers is packed by the
+ * device into the peer's device slot, posted by the stream, waited for by
+ * the peer's stream and acknowledged by it, with no host in between. Its
+ * sender's host announces each such message in the descriptor before its
+ * slots (DART__PLAN_DEVICE_WORDS), which is how the receiver knows on
+ * which words it comes; the sender's host reuses a descriptor once the
+ * receiver's host has taken it. Counts are the same for both kinds of
+ * message, so a unit may switch between them from one operation to the
+ * next: each side waits on the words of the message that last used the
+ * slot.
  */
 #ifndef DART__PLAN__PLAN_H_
 #define DART__PLAN__PLAN_H_
@@ -32,18 +45,22 @@
  * device slot; before each peer's slots. */
 typedef enum {
   DART__PLAN_LENT_ROOTS = 1, /* roots: read them there */
-  DART__PLAN_DEVICE_SLOT     /* the message is in the device slot */
+  DART__PLAN_DEVICE_SLOT,    /* the message is in the device slot */
+  DART__PLAN_DEVICE_WORDS    /* ... and posted on the device words */
 } dart__plan_desc_kind_t;
 
 typedef struct {
-  uint64_t seq;
-  uint64_t kind; /* dart__plan_desc_kind_t */
+  _Atomic uint64_t seq; /* stored after the rest */
+  uint64_t kind;        /* dart__plan_desc_kind_t */
   dart_gptr_t roots;
   /* set by the reader to seq once it has read the roots: the owner's end
    * waits for this, not for the slot's acknowledgement, which a reader
    * on a stream gives later */
   _Atomic uint64_t read;
-  char pad[64 - 3 * sizeof(uint64_t) - sizeof(dart_gptr_t)];
+  /* DEVICE_WORDS: set by the reader's host to seq once it has taken the
+   * descriptor, which the sender then may reuse */
+  _Atomic uint64_t taken;
+  char pad[64 - 4 * sizeof(uint64_t) - sizeof(dart_gptr_t)];
 } dart__plan_desc_t;
 
 typedef struct {
@@ -60,6 +77,16 @@ typedef struct {
   /* where every unit has a device: two inbound slots in device memory
    * for each node peer, which it fills through IPC */
   char *dev_slot_in[2], *dev_slot_out[2];
+  /* and its device words (where gpu.h's words are): mine, counting its
+   * messages and my messages it consumed, and its, which I set */
+  uint32_t *dev_in_word, *dev_ack_word;
+  uint32_t *peer_dev_in_word, *peer_dev_ack_word;
+  bool out_words[2]; /* the last message sent from each slot went on the
+                        device words */
+  bool in_words;     /* so does the message being received */
+  bool post_owed, ack_owed; /* its message to post once the device packed
+                               it; its message to acknowledge once the
+                               device has read it */
   size_t slot_bytes;            /* of each slot, mine and the peer's */
   uint64_t sent, received;      /* messages so far, to and from it */
   char *in[2];                  /* my inbound slots for it */
@@ -110,9 +137,12 @@ typedef struct dart__plan {
    * out of the slots end queued: the messages are posted, and the slots
    * acknowledged, once the device has passed them */
   void *dev_packed, *dev_unslotted;
-  bool posts_owed, acks_owed;
-  bool acks_roots;      /* the acks owed are for roots' messages (reduce),
-                           else for leaves' (bcast) */
+  bool posts_owed, acks_owed; /* some peer's post_owed, ack_owed */
+  /* the stream whose queued work still signals on the device words: the
+   * next operation on another stream, or on the host, waits for it, so
+   * that no word is set out of order */
+  void *words_stream;
+  bool words_busy;
   /* rootdata in my part of shared global memory of the team (node peers
    * read it in place): the last answer, valid while no segment went */
   struct {
@@ -143,8 +173,11 @@ dart__plan_t *dart__plan__get(const char *func, dart_plan_t handle);
 dart_ret_t dart__plan__device_setup(const char *func, dart__plan_t *plan);
 
 /* Waits for the device work an operation on the caller's stream left
- * behind, and (ack) acknowledges the messages it read. */
-dart_ret_t dart__plan__settle(const char *func, dart__plan_t *plan, bool ack);
+ * behind, and (ack) acknowledges the messages it read; with keep_words,
+ * leaves the work that signals on the device words queued (the next
+ * operation goes on the same stream). */
+dart_ret_t dart__plan__settle(const char *func, dart__plan_t *plan, bool ack,
+                              bool keep_words);
 
 /* The plan module at dart_init and dart_exit. */
 dart_ret_t dart__plan__init(void);

@@ -76,6 +76,10 @@ static void device_release(dart__plan_t *plan)
   if (plan->dev_scratch) ops->free(plan->dev_scratch);
   plan->dev_packed = plan->dev_unslotted = NULL;
   plan->posts_owed = plan->acks_owed = false;
+  for (size_t k = 0; k < plan->npeers; k++)
+    plan->peers[k].post_owed = plan->peers[k].ack_owed = false;
+  plan->words_busy = false;
+  plan->words_stream = NULL;
   plan->dev_stream = NULL;
   plan->dev_scratch = NULL;
   plan->dev_ready = false;
@@ -634,8 +638,10 @@ out:
 /*
  * Where every unit has a device: each unit's two inbound device slots per
  * node peer, in device memory that node peers map (IPC), so that device
- * buffers' messages go from device to device.
+ * buffers' messages go from device to device; before them the peer's two
+ * device words (plan.h), used where the streams signal each other.
  */
+#define DEVICE_WORDS_BYTES 16 /* two words, keeping the slots aligned */
 static dart_ret_t device_slots_build(const char *func, dart__plan_t *plan)
 {
   dart__team_t *team = plan->team;
@@ -648,7 +654,9 @@ static dart_ret_t device_slots_build(const char *func, dart__plan_t *plan)
     const dart__plan_peer_t *p = &plan->peers[k];
     if (!p->direct) continue;
     offset[p->unit] = mine;
-    mine += 2 * p->slot_bytes;
+    mine += DEVICE_WORDS_BYTES +
+            (2 * p->slot_bytes + DEVICE_WORDS_BYTES - 1) /
+                DEVICE_WORDS_BYTES * DEVICE_WORDS_BYTES;
   }
   ret = parts_exchange(func, team, ret, mine, offset, peer_offset, &most);
   if (ret != DART_OK || most == 0) goto out; /* 0: no node peers */
@@ -658,19 +666,35 @@ static dart_ret_t device_slots_build(const char *func, dart__plan_t *plan)
   if (ret == DART_OK)
     ret = dart_gptr_getaddr(at_unit(plan->dev_slots_g, plan->me, 0),
                             (void **)&base);
+  static const uint32_t zero[2];
   for (size_t k = 0; ret == DART_OK && k < plan->npeers; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     if (!p->direct) continue;
-    for (int i = 0; i < 2 && ret == DART_OK; i++) {
-      void *out = NULL;
-      p->dev_slot_in[i] = base + offset[p->unit] + (size_t)i * p->slot_bytes;
-      ret = dart_gptr_getaddr_shared(
-          at_unit(plan->dev_slots_g, p->unit,
-                  peer_offset[p->unit] + (size_t)i * p->slot_bytes),
-          &out);
-      p->dev_slot_out[i] = out;
+    char *in = base + offset[p->unit];
+    void *out = NULL;
+    ret = dart_gptr_getaddr_shared(
+        at_unit(plan->dev_slots_g, p->unit, peer_offset[p->unit]), &out);
+    if (ret == DART_OK && out == NULL) {
+      DART_LOG_ERROR_IN(func, "node peer %d's device slots are not mapped",
+                        p->unit);
+      ret = DART_ERR_OTHER;
     }
+    if (ret != DART_OK) break;
+    for (int i = 0; i < 2; i++) {
+      size_t at = DEVICE_WORDS_BYTES + (size_t)i * p->slot_bytes;
+      p->dev_slot_in[i] = in + at;
+      p->dev_slot_out[i] = (char *)out + at;
+    }
+    if (!dart__gpu.words) continue;
+    p->dev_in_word = (uint32_t *)(void *)in;
+    p->dev_ack_word = p->dev_in_word + 1;
+    p->peer_dev_in_word = (uint32_t *)out;
+    p->peer_dev_ack_word = p->peer_dev_in_word + 1;
+    ret = dart__gpu.ops->copy(func, in, zero, sizeof zero, NULL);
   }
+  /* my words are zero before any peer may set them */
+  if (ret == DART_OK && dart__gpu.words)
+    ret = dart__gpu.ops->stream_sync(func, NULL);
   ret = agree(func, team, ret);
 out:
   free(offset);
@@ -684,9 +708,12 @@ static void device_slots_drop(dart__plan_t *plan)
   if (!DART_GPTR_ISNULL(plan->dev_slots_g))
     dart_team_memfree(plan->dev_slots_g);
   plan->dev_slots_g = DART_GPTR_NULL;
-  for (size_t k = 0; k < plan->npeers; k++)
-    for (int i = 0; i < 2; i++)
-      plan->peers[k].dev_slot_in[i] = plan->peers[k].dev_slot_out[i] = NULL;
+  for (size_t k = 0; k < plan->npeers; k++) {
+    dart__plan_peer_t *p = &plan->peers[k];
+    for (int i = 0; i < 2; i++) p->dev_slot_in[i] = p->dev_slot_out[i] = NULL;
+    p->dev_in_word = p->dev_ack_word = NULL;
+    p->peer_dev_in_word = p->peer_dev_ack_word = NULL;
+  }
 }
 
 static void memory_free(dart__plan_t *plan)
@@ -802,7 +829,7 @@ dart_ret_t dart_plan_destroy(dart_plan_t *handle)
   }
   /* the device must be done with the slots before they go (every unit
    * frees its own, so no acknowledgement is owed any more) */
-  dart_ret_t ret = dart__plan__settle(__func__, plan, false);
+  dart_ret_t ret = dart__plan__settle(__func__, plan, false, false);
   if (ret != DART_OK) return ret;
   mtx_lock(&plans_lock);
   dart__base__slots_remove(&plans, plan->id);
