@@ -39,16 +39,6 @@
     }                                                                      \
   } while (0)
 
-/* Keeps the stream busy for ns nanoseconds of the device's clock. */
-__global__ void busy(unsigned long long ns)
-{
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  while (now - start < ns);
-}
-
 static int me, units, next;
 static cudaStream_t s;
 static int *roots, *leaves;

@@ -1,5 +1,5 @@
-/* The data kernels of the programs that launch their own CUDA kernels
- * (the tests' .cu files and bench_gpu_plan). */
+/* The kernels of the programs that launch their own (the tests' .cu
+ * files and bench_gpu_plan): data to write and check, and a wait. */
 #ifndef DART_CUDA_DATA_CUH_
 #define DART_CUDA_DATA_CUH_
 
@@ -20,6 +20,16 @@ __global__ void consume(const int *p, size_t n, int seed,
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     if (p[i] != seed * 1000003 + (int)i) atomicAdd(bad, 1ull);
+}
+
+/* Keeps the stream busy for ns nanoseconds of the device's clock. */
+__global__ void busy(unsigned long long ns)
+{
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < ns);
 }
 
 #endif

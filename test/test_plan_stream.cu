@@ -6,7 +6,10 @@
  * unit's root of the same index; 4 Mi ints per unit, so that a pack that
  * did not wait for the producer (or a checker that did not wait for the
  * unpack) shows; several rounds, so that reused buffers are covered.
- * Needs a CUDA device: skipped without one, and under emulation.
+ * Then bcasts where unit 1's stream is slow: from 3 units on, where unit
+ * 0 gets nothing from unit 1, unit 0's stream runs rounds ahead, and its
+ * packs into unit 1's slots must wait for unit 1's stream to have read
+ * them. Needs a CUDA device: skipped without one, and under emulation.
  */
 #include "dart_test_cuda.h"
 
@@ -15,6 +18,8 @@
 
 #define N ((size_t)4 << 20)
 #define ROUNDS 4
+#define SLOW_ROUNDS 8
+#define SLOW_NS 2000000ull /* unit 1's wait before each end */
 
 int main(int argc, char **argv)
 {
@@ -56,6 +61,16 @@ int main(int argc, char **argv)
     CHECK_OK(dart_plan_reduce_end_stream(plan, leaves, roots, DART_OP_SUM,
                                          s));
     consume<<<1024, 256, 0, s>>>(roots, N, 10 * round + prev, bad);
+  }
+  for (int round = 0; round < SLOW_ROUNDS; round++) {
+    int seed = 100 + 10 * round;
+    produce<<<1024, 256, 0, s>>>(roots, N, seed + me);
+    CHECK_OK(dart_plan_bcast_begin_stream(plan, roots, leaves,
+                                          DART_OP_REPLACE, s));
+    if (me == 1) busy<<<1, 1, 0, s>>>(SLOW_NS);
+    CHECK_OK(dart_plan_bcast_end_stream(plan, roots, leaves,
+                                        DART_OP_REPLACE, s));
+    consume<<<1024, 256, 0, s>>>(leaves, N, seed + next, bad);
   }
   CUDA_OK(cudaStreamSynchronize(s));
   CUDA_OK(cudaMemcpy(&bad_host, bad, sizeof bad_host, cudaMemcpyDeviceToHost));
