@@ -170,7 +170,9 @@ dart_ret_t dart_plan_fetch_and_op_end(dart_plan_t plan, void *rootdata,
  * (CUDA's stream memory operations, where every unit has a device) the
  * streams themselves post each message behind its pack, wait for it
  * before its application and acknowledge it after, so neither call waits
- * for the device: end waits only until the senders' begin has run. To
+ * for the device: end waits only until the senders' begin has run (where
+ * a unit switches to this from host buffers or another kind of call, its
+ * first such call waits for its stream once). To
  * other units end first waits for the packs and sends the messages, and
  * the plan's next call waits for the device to have read what came, as
  * does the next call on another stream or on none. Begin and end take

@@ -32,10 +32,12 @@ static struct {
   address_range_fn address_range;
   pointer_attribute_fn pointer_attribute;
   stream_value_fn write_value, wait_value; /* NULL: none */
+  unsigned wait_flags; /* and a flush of remote writes where it can */
   pthread_mutex_t lock; /* the atomics' operand buffer */
   char *scratch;        /* pinned, mapped: the device reads and writes it */
   size_t scratch_size;
-} cuda = {-1, NULL, NULL, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+} cuda = {-1, NULL, NULL, NULL, NULL, CU_STREAM_WAIT_VALUE_GEQ,
+        PTHREAD_MUTEX_INITIALIZER, NULL, 0};
 
 /*
  * The current device is per host thread: every entry makes this unit's
@@ -122,7 +124,7 @@ static dart_ret_t cuda_word_wait_here(const char *func, uint32_t *word,
                                       uint32_t value, void *stream)
 {
   return stream_value(func, "cuStreamWaitValue32", cuda.wait_value, word,
-                      value, CU_STREAM_WAIT_VALUE_GEQ, stream);
+                      value, cuda.wait_flags, stream);
 }
 
 static dart_ret_t cuda_set_device(const char *func, int device)
@@ -130,6 +132,15 @@ static dart_ret_t cuda_set_device(const char *func, int device)
   cuda.device = device;
   cudaError_t err = cudaSetDevice(device);
   if (err == cudaSuccess) err = cudaFree(NULL); /* the context, now */
+  /* a peer device's writes (IPC across devices) may reach this one out
+   * of order: a wait they satisfy flushes them, where the device can */
+  int flush = 0;
+  if (err == cudaSuccess &&
+      cudaDeviceGetAttribute(&flush, cudaDevAttrCanFlushRemoteWrites,
+                             device) == cudaSuccess &&
+      flush)
+    cuda.wait_flags |= CU_STREAM_WAIT_VALUE_FLUSH;
+  cudaGetLastError();
   return err == cudaSuccess ? DART_OK : failed(func, "cudaSetDevice", err);
 }
 
@@ -259,6 +270,20 @@ static dart_ret_t cuda_event_sync_here(const char *func, void *event)
   cudaError_t err = cudaEventSynchronize((cudaEvent_t)event);
   return err == cudaSuccess ? DART_OK
                             : failed(func, "cudaEventSynchronize", err);
+}
+
+static dart_ret_t cuda_event_query_here(const char *func, void *event,
+                                        bool *done)
+{
+  cudaError_t err = cudaEventQuery((cudaEvent_t)event);
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError(); /* not an error: leave none behind */
+    *done = false;
+    return DART_OK;
+  }
+  if (err != cudaSuccess) return failed(func, "cudaEventQuery", err);
+  *done = true;
+  return DART_OK;
 }
 
 static void cuda_event_destroy(void *event)
@@ -483,6 +508,8 @@ ON_DEVICE(cuda_stream_sync, (const char *func, void *stream), (func, stream))
 ON_DEVICE(cuda_event_record, (const char *func, void *stream, void **event),
           (func, stream, event))
 ON_DEVICE(cuda_event_sync, (const char *func, void *event), (func, event))
+ON_DEVICE(cuda_event_query, (const char *func, void *event, bool *done),
+          (func, event, done))
 ON_DEVICE(cuda_event_rerecord, (const char *func, void *event, void *stream),
           (func, event, stream))
 ON_DEVICE(cuda_host_alloc, (const char *func, size_t bytes, void **ptr),
@@ -520,6 +547,7 @@ const dart__gpu_ops_t dart__gpu_cuda = {
     .stream_sync = cuda_stream_sync,
     .event_record = cuda_event_record,
     .event_sync = cuda_event_sync,
+    .event_query = cuda_event_query,
     .event_rerecord = cuda_event_rerecord,
     .event_destroy = cuda_event_destroy,
     .atomic = cuda_atomic,

@@ -384,6 +384,13 @@ static dart_ret_t emu_event_sync(const char *func, void *event)
   return DART_OK;
 }
 
+/* The work is on the host: it runs now. */
+static dart_ret_t emu_event_query(const char *func, void *event, bool *done)
+{
+  *done = true;
+  return emu_event_sync(func, event);
+}
+
 static void emu_stream_destroy(void *stream)
 {
   emu_stream_t *s = stream;
@@ -395,7 +402,9 @@ static void emu_stream_destroy(void *stream)
 
 /* The stream's signals run once its earlier work has (the stream is
  * synchronised first), so a unit's words move when its host reaches them,
- * as a host protocol's would: no unit waits on a deferred write. */
+ * as a host protocol's would: no unit waits on a deferred write. A wait
+ * blocks the host where it is queued (serving others' operations), so
+ * emulation cannot show a wait the stream lacks or has out of order. */
 static bool emu_words(void) { return true; }
 
 static dart_ret_t emu_word_write(const char *func, uint32_t *word,
@@ -467,6 +476,7 @@ const dart__gpu_ops_t dart__gpu_emu = {
     .stream_sync = emu_stream_sync,
     .event_record = emu_event_record,
     .event_sync = emu_event_sync,
+    .event_query = emu_event_query,
     .event_rerecord = emu_event_rerecord,
     .event_destroy = free,
     .atomic = emu_atomic,

@@ -80,6 +80,8 @@ typedef struct {
    * destroying it (waited for or not) */
   dart_ret_t (*event_record)(const char *func, void *stream, void **event);
   dart_ret_t (*event_sync)(const char *func, void *event);
+  /* *done: whether the work before event has run (without waiting) */
+  dart_ret_t (*event_query)(const char *func, void *event, bool *done);
   /* event again, behind the work on stream so far */
   dart_ret_t (*event_rerecord)(const char *func, void *event, void *stream);
   void (*event_destroy)(void *event);

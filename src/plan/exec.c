@@ -1,7 +1,9 @@
 /*
  * The operations of a plan (dart_plan.h): begin packs and sends what this
  * unit sends, end receives, applies and acknowledges (plan.h has the
- * message protocol). Nothing here allocates, hashes or locks.
+ * message protocol). Nothing here hashes or locks, and nothing allocates
+ * but the set-up of a host-buffer unit's device part, on the first
+ * message a device sends it on the device words.
  *
  * bcast:  begin: my roots to each reader; my own leaves.
  *         end:   each owner's roots into my leaves.
@@ -15,12 +17,14 @@
  * On device buffers the protocol is the same: the device packs each
  * message into device memory, which is copied into the slot, and copies
  * each message from its slot into device memory, where the device applies
- * it. All of it runs on the plan's stream in the order the host version
- * runs, so results are the same; the host synchronises the stream once per
- * begin and end, before it posts messages and acknowledgements. Between
- * node peers whose devices signal each other (plan.h) the device packs
- * straight into the peer's device slot and the streams post, wait and
- * acknowledge: the host only queues the work.
+ * it. All of it runs on the plan's stream (or the caller's) in the order
+ * the host version runs, so results are the same; the host waits for the
+ * stream before it posts messages and acknowledgements (for the _stream
+ * forms: in end, and at the next call). Between node peers whose devices
+ * signal each other (plan.h) the device packs straight into the peer's
+ * device slot and the streams post, wait and acknowledge: the host only
+ * queues the work. Every host wait for a device serves others' operations
+ * meanwhile (dev_wait), as the device may wait for other units' streams.
  */
 #include <dart/dart_signal.h>
 #include <string.h>
@@ -57,6 +61,26 @@ static bool on_words(const dart__plan_peer_t *p)
   return p->dev_in_word != NULL;
 }
 
+/* Waits for the device work before event, serving others' operations
+ * meanwhile: that work may wait for other units' streams, and so for
+ * their hosts. */
+static dart_ret_t dev_wait(const char *func, void *event)
+{
+  bool done = false;
+  for (unsigned spins = 0;; dart__progress__wait_turn(&spins)) {
+    dart_ret_t ret = dart__gpu.ops->event_query(func, event, &done);
+    if (ret != DART_OK || done) return ret;
+  }
+}
+
+/* dev_wait for the work on one of the plan's streams so far. */
+static dart_ret_t dev_stream_wait(const dart__plan_t *plan, void *stream)
+{
+  dart_ret_t ret = dart__gpu.ops->event_rerecord(plan->func, plan->dev_waited,
+                                                 stream);
+  return ret == DART_OK ? dev_wait(plan->func, plan->dev_waited) : ret;
+}
+
 /* The host waits until my device word reaches value, through the plan's
  * stream (a unit that switched from the device words to the host). */
 static dart_ret_t word_host_wait(const dart__plan_t *plan, uint32_t *word,
@@ -64,9 +88,7 @@ static dart_ret_t word_host_wait(const dart__plan_t *plan, uint32_t *word,
 {
   dart_ret_t ret = dart__gpu.ops->word_wait(plan->func, word,
                                             (uint32_t)value, plan->dev_stream);
-  return ret == DART_OK ? dart__gpu.ops->stream_sync(plan->func,
-                                                     plan->dev_stream)
-                        : ret;
+  return ret == DART_OK ? dev_stream_wait(plan, plan->dev_stream) : ret;
 }
 
 /* out_slot, once p has consumed the message that used it before: on the
@@ -91,7 +113,6 @@ static dart_ret_t send_slot(const dart__plan_t *plan, dart__plan_peer_t *p,
     ret = word_host_wait(plan, p->dev_ack_word, m - 1);
   }
   if (ret != DART_OK) return ret;
-  p->out_words[m & 1] = words;
   *dst = out_slot(p);
   return DART_OK;
 }
@@ -111,6 +132,7 @@ static dart_ret_t send_post(dart__plan_peer_t *p, const char *src,
                                      DART_SIGNAL_SET);
     if (ret != DART_OK) return ret;
   }
+  p->out_words[m & 1] = false;
   p->sent = m + 1;
   return DART_OK;
 }
@@ -136,6 +158,7 @@ static dart_ret_t recv_wait(dart__plan_peer_t *p, char **src)
  * words (p->in_words) once p's host has announced it. */
 static dart_ret_t recv_next(dart__plan_peer_t *p, char **src)
 {
+  bool was_words = p->in_words;
   p->in_words = false;
   if (!on_words(p)) return recv_wait(p, src);
   uint64_t m = p->received;
@@ -146,11 +169,8 @@ static dart_ret_t recv_next(dart__plan_peer_t *p, char **src)
     uint64_t posted = atomic_load_explicit(p->in_word, memory_order_acquire);
     if (atomic_load_explicit(&d->seq, memory_order_acquire) == m + 1 &&
         d->kind == DART__PLAN_DEVICE_WORDS) {
-      /* read: the sender may reuse the descriptor (its slot waits for
-       * the acknowledgement) */
-      atomic_store_explicit(&p->in_desc[m & 1].taken, m + 1,
-                            memory_order_release);
       p->in_words = true;
+      p->in_switched = m > 0 && !was_words;
       break;
     }
     if (posted >= m + 1) break;
@@ -169,9 +189,30 @@ static char *in_device_slot(const dart__plan_peer_t *p)
   return p->dev_slot_in[p->received & 1];
 }
 
+/* Takes the descriptor of p's next message, which comes on the device
+ * words, for a reader on stream (the sender may then reuse it): on a
+ * switch to the words, once the acknowledgement word has been brought up
+ * to the count behind stream's reads of earlier messages (plan.h). */
+static dart_ret_t words_take(const dart__plan_t *plan, dart__plan_peer_t *p,
+                             void *stream)
+{
+  uint64_t m = p->received;
+  if (p->in_switched) {
+    dart_ret_t ret = dart__gpu.ops->word_write(
+        plan->func, p->peer_dev_ack_word, (uint32_t)m, stream);
+    if (ret == DART_OK) ret = dev_stream_wait(plan, stream);
+    if (ret != DART_OK) return ret;
+    p->in_switched = false;
+  }
+  atomic_store_explicit(&p->in_desc[m & 1].taken, m + 1,
+                        memory_order_release);
+  return DART_OK;
+}
+
 /* recv_next for the host: a message a device put into my device slot is
  * copied into the host slot first (through the plan's stream where it
- * comes on the device words). */
+ * comes on the device words; its device part set up first, so that the
+ * message is taken only once it can be read). */
 static dart_ret_t recv_host(dart__plan_t *plan, dart__plan_peer_t *p,
                             char **src)
 {
@@ -180,15 +221,14 @@ static dart_ret_t recv_host(dart__plan_t *plan, dart__plan_peer_t *p,
   if (p->in_words) {
     uint64_t m = p->received;
     ret = dart__plan__device_setup(plan->func, plan);
+    if (ret == DART_OK) ret = words_take(plan, p, plan->dev_stream);
     if (ret == DART_OK)
       ret = dart__gpu.ops->word_wait(plan->func, p->dev_in_word,
                                      (uint32_t)(m + 1), plan->dev_stream);
     if (ret == DART_OK)
       ret = dart__gpu.ops->copy(plan->func, *src, p->dev_slot_in[m & 1],
                                 p->slot_bytes, plan->dev_stream);
-    return ret == DART_OK ? dart__gpu.ops->stream_sync(plan->func,
-                                                       plan->dev_stream)
-                          : ret;
+    return ret == DART_OK ? dev_stream_wait(plan, plan->dev_stream) : ret;
   }
   char *dev = in_device_slot(p);
   if (dev == NULL) return ret;
@@ -213,9 +253,7 @@ static dart_ret_t recv_done(const dart__plan_t *plan, dart__plan_peer_t *p)
 {
   if (p->in_words) {
     dart_ret_t ret = words_done(plan, p, plan->dev_stream);
-    return ret == DART_OK ? dart__gpu.ops->stream_sync(plan->func,
-                                                       plan->dev_stream)
-                          : ret;
+    return ret == DART_OK ? dev_stream_wait(plan, plan->dev_stream) : ret;
   }
   uint64_t m = ++p->received;
   if (p->direct) {
@@ -317,7 +355,7 @@ static dart_ret_t lent_roots(const dart__plan_t *plan, dart__plan_peer_t *p,
   const dart__plan_desc_t *d = &p->in_desc[p->received & 1];
   void *at = NULL;
   *roots = NULL;
-  if (!p->direct || d->seq != p->received + 1 ||
+  if (p->in_words || !p->direct || d->seq != p->received + 1 ||
       d->kind != DART__PLAN_LENT_ROOTS)
     return DART_OK;
   /* the owner found it in its part of a live allocation, which the caller
@@ -483,16 +521,61 @@ static dart_ret_t dev_copy(const dart__plan_t *plan, void *dst,
   return dart__gpu.ops->copy(plan->func, dst, src, bytes, plan->stream);
 }
 
-/* Where the device packs p's next message: p's device slot for me where
- * it has one (marked so, and whether it goes on the device words), else
- * device memory to copy into dst. */
-static char *dev_out_for(dart__plan_peer_t *p, bool words)
+/* Tells p in the descriptor how my next message comes. */
+static void desc_publish(dart__plan_peer_t *p, dart__plan_desc_kind_t kind)
+{
+  dart__plan_desc_t *d = &p->out_desc[p->sent & 1];
+  d->kind = kind;
+  atomic_store_explicit(&d->seq, p->sent + 1, memory_order_release);
+}
+
+/* Where the device packs p's next message (not on the device words): p's
+ * device slot for me where it has one (marked so), else device memory to
+ * copy into dst. */
+static char *dev_out_for(dart__plan_peer_t *p)
 {
   if (p->dev_slot_out[0] == NULL) return p->dev_out;
-  dart__plan_desc_t *d = &p->out_desc[p->sent & 1];
-  d->kind = words ? DART__PLAN_DEVICE_WORDS : DART__PLAN_DEVICE_SLOT;
-  atomic_store_explicit(&d->seq, p->sent + 1, memory_order_release);
+  desc_publish(p, DART__PLAN_DEVICE_SLOT);
   return p->dev_slot_out[p->sent & 1];
+}
+
+/* Packs pat's elements of array into p's device slot for my next message
+ * and posts it, on the stream: on a switch to the device words, once my
+ * host has brought p's post word up to the count (plan.h); announced once
+ * queued. */
+static dart_ret_t words_send(dart__plan_t *plan, dart__plan_peer_t *p,
+                             const dart__pattern_t *pat, const void *dev_pat,
+                             const char *array)
+{
+  uint64_t m = p->sent;
+  dart_ret_t ret = DART_OK;
+  if (m > 0 && !p->out_words[(m - 1) & 1]) {
+    uint32_t count = (uint32_t)m;
+    ret = dart__gpu.ops->copy(plan->func, p->peer_dev_in_word, &count,
+                              sizeof count, plan->dev_stream);
+    if (ret == DART_OK) ret = dev_stream_wait(plan, plan->dev_stream);
+  }
+  if (ret == DART_OK)
+    ret = dev_run(plan, DART__GPU_PATTERN_PACK, pat, dev_pat, (char *)array,
+                  p->dev_slot_out[m & 1], NULL, true);
+  if (ret == DART_OK)
+    ret = dart__gpu.ops->word_write(plan->func, p->peer_dev_in_word,
+                                    (uint32_t)(m + 1), plan->stream);
+  if (ret != DART_OK) return ret;
+  desc_publish(p, DART__PLAN_DEVICE_WORDS);
+  p->out_words[m & 1] = true;
+  p->sent = m + 1;
+  return DART_OK;
+}
+
+/* The stream's work so far signals on the device words: a call on
+ * another stream, or on none, waits for it (dart__plan__settle). */
+static dart_ret_t words_queued(dart__plan_t *plan)
+{
+  plan->words_busy = true;
+  plan->words_stream = plan->stream;
+  return dart__gpu.ops->event_rerecord(plan->func, plan->dev_signalled,
+                                       plan->stream);
 }
 
 /* Where the device reads p's next message of bytes at src: my device slot
@@ -503,9 +586,11 @@ static dart_ret_t dev_in_for(const dart__plan_t *plan, dart__plan_peer_t *p,
 {
   if (p->in_words) {
     *in = p->dev_slot_in[p->received & 1];
-    return dart__gpu.ops->word_wait(plan->func, p->dev_in_word,
-                                    (uint32_t)(p->received + 1),
-                                    plan->stream);
+    dart_ret_t ret = words_take(plan, p, plan->stream);
+    return ret == DART_OK ? dart__gpu.ops->word_wait(
+                                plan->func, p->dev_in_word,
+                                (uint32_t)(p->received + 1), plan->stream)
+                          : ret;
   }
   *in = in_device_slot(p);
   if (*in != NULL) return DART_OK;
@@ -517,11 +602,7 @@ static dart_ret_t dev_in_for(const dart__plan_t *plan, dart__plan_peer_t *p,
  * the device words, else owed until the device has passed them. */
 static dart_ret_t dev_recv_done(dart__plan_t *plan, dart__plan_peer_t *p)
 {
-  if (p->in_words) {
-    plan->words_busy = true;
-    plan->words_stream = plan->stream;
-    return words_done(plan, p, plan->stream);
-  }
+  if (p->in_words) return words_done(plan, p, plan->stream);
   p->ack_owed = plan->acks_owed = true;
   return DART_OK;
 }
@@ -535,26 +616,24 @@ static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
 {
   size_t es = plan->type->elem_size;
   dart_ret_t ret = DART_OK;
+  bool any_words = false;
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     const dart__pattern_t *pat = roots ? &p->roots : &p->leaves;
+    const void *dev_pat = roots ? p->dev_roots : p->dev_leaves;
     bool words = on_words(p) && plan->active != DART__PLAN_FETCH;
     char *dst;
     if (pat->nelem == 0) continue;
     ret = send_slot(plan, p, words, &dst);
-    char *packed = ret == DART_OK ? dev_out_for(p, words) : NULL;
-    if (ret == DART_OK)
-      ret = dev_run(plan, DART__GPU_PATTERN_PACK, pat,
-                    roots ? p->dev_roots : p->dev_leaves, (char *)array,
-                    packed, NULL, true);
     if (ret == DART_OK && words) {
-      ret = dart__gpu.ops->word_write(plan->func, p->peer_dev_in_word,
-                                      (uint32_t)(p->sent + 1), plan->stream);
-      if (ret == DART_OK) p->sent++;
-      plan->words_busy = true;
-      plan->words_stream = plan->stream;
+      ret = words_send(plan, p, pat, dev_pat, array);
+      any_words = true;
       continue;
     }
+    char *packed = ret == DART_OK ? dev_out_for(p) : NULL;
+    if (ret == DART_OK)
+      ret = dev_run(plan, DART__GPU_PATTERN_PACK, pat, dev_pat,
+                    (char *)array, packed, NULL, true);
     if (ret == DART_OK && packed == p->dev_out)
       ret = dev_copy(plan, dst, p->dev_out, pat->nelem * es);
     if (ret == DART_OK) p->post_owed = plan->posts_owed = true;
@@ -565,6 +644,7 @@ static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
   if (ret == DART_OK && plan->posts_owed)
     ret = dart__gpu.ops->event_rerecord(plan->func, plan->dev_packed,
                                         plan->stream);
+  if (ret == DART_OK && any_words) ret = words_queued(plan);
   return ret;
 }
 
@@ -572,7 +652,7 @@ static dart_ret_t dev_send_all(dart__plan_t *plan, bool roots,
 static dart_ret_t dev_post_all(dart__plan_t *plan)
 {
   if (!plan->posts_owed) return DART_OK;
-  dart_ret_t ret = dart__gpu.ops->event_sync(plan->func, plan->dev_packed);
+  dart_ret_t ret = dev_wait(plan->func, plan->dev_packed);
   bool roots = plan->active == DART__PLAN_BCAST;
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
@@ -586,10 +666,12 @@ static dart_ret_t dev_post_all(dart__plan_t *plan)
 }
 
 /* The device is to read the slots of the messages just received: where
- * acknowledgements are owed, they wait for it to have passed the reads. */
-static dart_ret_t dev_owe_acks(dart__plan_t *plan)
+ * acknowledgements are owed, they wait for it to have passed the reads;
+ * those on the device words come from the stream (any_words). */
+static dart_ret_t dev_owe_acks(dart__plan_t *plan, bool any_words)
 {
-  if (!plan->acks_owed) return DART_OK;
+  dart_ret_t ret = any_words ? words_queued(plan) : DART_OK;
+  if (ret != DART_OK || !plan->acks_owed) return ret;
   return dart__gpu.ops->event_rerecord(plan->func, plan->dev_unslotted,
                                        plan->stream);
 }
@@ -599,12 +681,12 @@ dart_ret_t dart__plan__settle(const char *func, dart__plan_t *plan, bool ack,
 {
   dart_ret_t ret = DART_OK;
   if (plan->words_busy && !keep_words) {
-    ret = dart__gpu.ops->stream_sync(func, plan->words_stream);
+    ret = dev_wait(func, plan->dev_signalled);
     if (ret != DART_OK) return ret;
     plan->words_busy = false;
   }
   if (!plan->acks_owed) return DART_OK;
-  ret = dart__gpu.ops->event_sync(func, plan->dev_unslotted);
+  ret = dev_wait(func, plan->dev_unslotted);
   if (ret != DART_OK) return ret; /* still owed */
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
@@ -622,6 +704,7 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
 {
   size_t es = plan->type->elem_size;
   dart_ret_t ret = DART_OK;
+  bool any_words = false;
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     char *src = NULL, *in = NULL;
@@ -639,9 +722,10 @@ static dart_ret_t dev_recv_leaves(dart__plan_t *plan, char *array,
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->leaves, p->dev_leaves,
                     array, in, NULL, replace);
+    any_words = any_words || p->in_words;
     if (ret == DART_OK) ret = dev_recv_done(plan, p);
   }
-  return ret == DART_OK ? dev_owe_acks(plan) : ret;
+  return ret == DART_OK ? dev_owe_acks(plan, any_words) : ret;
 }
 
 /* reduce: every unit's contribution to my roots, by unit. */
@@ -649,6 +733,7 @@ static dart_ret_t dev_reduce_in(dart__plan_t *plan)
 {
   size_t es = plan->type->elem_size;
   dart_ret_t ret = DART_OK;
+  bool any_words = false;
   for (size_t k = 0; k <= plan->npeers && ret == DART_OK; k++) {
     if (k == plan->self_pos)
       ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &plan->self,
@@ -664,9 +749,10 @@ static dart_ret_t dev_reduce_in(dart__plan_t *plan)
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_APPLY, &p->roots, p->dev_roots,
                     plan->dst, in, NULL, false);
+    any_words = any_words || p->in_words;
     if (ret == DART_OK) ret = dev_recv_done(plan, p);
   }
-  return ret == DART_OK ? dev_owe_acks(plan) : ret;
+  return ret == DART_OK ? dev_owe_acks(plan, any_words) : ret;
 }
 
 /* fetch: every unit's operands applied to my roots by unit, and each
@@ -690,15 +776,14 @@ static dart_ret_t dev_fetch_in(dart__plan_t *plan)
     ret = recv_wait(p, &src);
     if (ret == DART_OK) ret = dev_in_for(plan, p, src, bytes, &in);
     if (ret == DART_OK) ret = send_slot(plan, p, false, &reply);
-    if (ret == DART_OK) out = dev_out_for(p, false);
+    if (ret == DART_OK) out = dev_out_for(p);
     if (ret == DART_OK)
       ret = dev_run(plan, DART__GPU_PATTERN_FETCH, &p->roots, p->dev_roots,
                     plan->dst, in, out, false);
     if (ret == DART_OK && out == p->dev_out)
       ret = dev_copy(plan, p->direct ? reply : src, p->dev_out, bytes);
   }
-  if (ret == DART_OK)
-    ret = dart__gpu.ops->stream_sync(plan->func, plan->stream);
+  if (ret == DART_OK) ret = dev_stream_wait(plan, plan->stream);
   for (size_t k = 0; k < plan->npeers && ret == DART_OK; k++) {
     dart__plan_peer_t *p = &plan->peers[k];
     if (p->roots.nelem == 0) continue;
@@ -731,7 +816,7 @@ static dart_ret_t dev_end(dart__plan_t *plan)
   default: return dev_fetch_in(plan);
   }
   if (ret == DART_OK && !plan->streamed)
-    ret = dart__gpu.ops->stream_sync(plan->func, plan->stream);
+    ret = dev_stream_wait(plan, plan->stream);
   if (ret == DART_OK && !plan->streamed)
     ret = dart__plan__settle(plan->func, plan, true, false);
   return ret;

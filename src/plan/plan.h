@@ -19,12 +19,19 @@
  * device into the peer's device slot, posted by the stream, waited for by
  * the peer's stream and acknowledged by it, with no host in between. Its
  * sender's host announces each such message in the descriptor before its
- * slots (DART__PLAN_DEVICE_WORDS), which is how the receiver knows on
- * which words it comes; the sender's host reuses a descriptor once the
- * receiver's host has taken it. Counts are the same for both kinds of
- * message, so a unit may switch between them from one operation to the
- * next: each side waits on the words of the message that last used the
- * slot.
+ * slots (DART__PLAN_DEVICE_WORDS), once the pack and post are queued,
+ * which is how the receiver knows on which words it comes; between two
+ * such messages the sender's host reuses a descriptor once the receiver's
+ * host has taken it (else it waits for the acknowledgement, as always).
+ * Counts are the same for both kinds of message, so a unit may switch
+ * between them from one operation to the next: each side waits on the
+ * words of the message that last used the slot. The device words are 32
+ * bits, compared modulo 2^32, and move only with messages on them: on a
+ * switch to them each side first brings its peer's word up to the count
+ * (the sender the post word from its host; the receiver the
+ * acknowledgement word on its stream, which it lets pass before taking
+ * the descriptor), so that no word left behind by 2^31 host messages
+ * reads as ahead.
  */
 #ifndef DART__PLAN__PLAN_H_
 #define DART__PLAN__PLAN_H_
@@ -84,6 +91,7 @@ typedef struct {
   bool out_words[2]; /* the last message sent from each slot went on the
                         device words */
   bool in_words;     /* so does the message being received */
+  bool in_switched;  /* ... after one that did not */
   bool post_owed, ack_owed; /* its message to post once the device packed
                                it; its message to acknowledge once the
                                device has read it */
@@ -138,11 +146,13 @@ typedef struct dart__plan {
    * acknowledged, once the device has passed them */
   void *dev_packed, *dev_unslotted;
   bool posts_owed, acks_owed; /* some peer's post_owed, ack_owed */
-  /* the stream whose queued work still signals on the device words: the
-   * next operation on another stream, or on the host, waits for it, so
-   * that no word is set out of order */
+  /* the stream whose queued work still signals on the device words, and
+   * an event behind that work: the next operation on another stream, or
+   * on the host, waits for it, so that no word is set out of order */
   void *words_stream;
+  void *dev_signalled;
   bool words_busy;
+  void *dev_waited; /* the host's own waits on the plan's stream */
   /* rootdata in my part of shared global memory of the team (node peers
    * read it in place): the last answer, valid while no segment went */
   struct {

@@ -70,11 +70,16 @@ static void device_release(dart__plan_t *plan)
     p->dev_roots = p->dev_leaves = NULL;
     p->dev_in = p->dev_out = NULL;
   }
+  /* the stream may still signal into the device slots that go next */
+  if (plan->words_busy) ops->event_sync(__func__, plan->dev_signalled);
   if (plan->dev_packed) ops->event_destroy(plan->dev_packed);
   if (plan->dev_unslotted) ops->event_destroy(plan->dev_unslotted);
+  if (plan->dev_signalled) ops->event_destroy(plan->dev_signalled);
+  if (plan->dev_waited) ops->event_destroy(plan->dev_waited);
   if (plan->dev_stream) ops->stream_destroy(plan->dev_stream);
   if (plan->dev_scratch) ops->free(plan->dev_scratch);
   plan->dev_packed = plan->dev_unslotted = NULL;
+  plan->dev_signalled = plan->dev_waited = NULL;
   plan->posts_owed = plan->acks_owed = false;
   for (size_t k = 0; k < plan->npeers; k++)
     plan->peers[k].post_owed = plan->peers[k].ack_owed = false;
@@ -105,6 +110,10 @@ dart_ret_t dart__plan__device_setup(const char *func, dart__plan_t *plan)
     ret = ops->event_record(func, plan->dev_stream, &plan->dev_packed);
   if (ret == DART_OK)
     ret = ops->event_record(func, plan->dev_stream, &plan->dev_unslotted);
+  if (ret == DART_OK)
+    ret = ops->event_record(func, plan->dev_stream, &plan->dev_signalled);
+  if (ret == DART_OK)
+    ret = ops->event_record(func, plan->dev_stream, &plan->dev_waited);
   if (ret == DART_OK && bytes > 0)
     ret = ops->alloc(func, bytes, (void **)&plan->dev_scratch);
   if (ret != DART_OK) goto fail;
