@@ -81,6 +81,16 @@ static dart_ret_t dev_stream_wait(const dart__plan_t *plan, void *stream)
   return ret == DART_OK ? dev_wait(plan->func, plan->dev_waited) : ret;
 }
 
+/* A device word set to value behind stream's work, once that has run
+ * (bringing a word up to the count on a switch to the words, plan.h). */
+static dart_ret_t word_set(const dart__plan_t *plan, uint32_t *word,
+                           uint64_t value, void *stream)
+{
+  dart_ret_t ret = dart__gpu.ops->word_write(plan->func, word,
+                                             (uint32_t)value, stream);
+  return ret == DART_OK ? dev_stream_wait(plan, stream) : ret;
+}
+
 /* The host waits until my device word reaches value, through the plan's
  * stream (a unit that switched from the device words to the host). */
 static dart_ret_t word_host_wait(const dart__plan_t *plan, uint32_t *word,
@@ -198,9 +208,7 @@ static dart_ret_t words_take(const dart__plan_t *plan, dart__plan_peer_t *p,
 {
   uint64_t m = p->received;
   if (p->in_switched) {
-    dart_ret_t ret = dart__gpu.ops->word_write(
-        plan->func, p->peer_dev_ack_word, (uint32_t)m, stream);
-    if (ret == DART_OK) ret = dev_stream_wait(plan, stream);
+    dart_ret_t ret = word_set(plan, p->peer_dev_ack_word, m, stream);
     if (ret != DART_OK) return ret;
     p->in_switched = false;
   }
@@ -540,21 +548,17 @@ static char *dev_out_for(dart__plan_peer_t *p)
 }
 
 /* Packs pat's elements of array into p's device slot for my next message
- * and posts it, on the stream: on a switch to the device words, once my
- * host has brought p's post word up to the count (plan.h); announced once
- * queued. */
+ * and posts it, on the stream: on a switch to the device words, once the
+ * plan's stream has brought p's post word up to the count (plan.h);
+ * announced once queued. */
 static dart_ret_t words_send(dart__plan_t *plan, dart__plan_peer_t *p,
                              const dart__pattern_t *pat, const void *dev_pat,
                              const char *array)
 {
   uint64_t m = p->sent;
   dart_ret_t ret = DART_OK;
-  if (m > 0 && !p->out_words[(m - 1) & 1]) {
-    uint32_t count = (uint32_t)m;
-    ret = dart__gpu.ops->copy(plan->func, p->peer_dev_in_word, &count,
-                              sizeof count, plan->dev_stream);
-    if (ret == DART_OK) ret = dev_stream_wait(plan, plan->dev_stream);
-  }
+  if (m > 0 && !p->out_words[(m - 1) & 1])
+    ret = word_set(plan, p->peer_dev_in_word, m, plan->dev_stream);
   if (ret == DART_OK)
     ret = dev_run(plan, DART__GPU_PATTERN_PACK, pat, dev_pat, (char *)array,
                   p->dev_slot_out[m & 1], NULL, true);

@@ -28,9 +28,9 @@
  * words of the message that last used the slot. The device words are 32
  * bits, compared modulo 2^32, and move only with messages on them: on a
  * switch to them each side first brings its peer's word up to the count
- * (the sender the post word from its host; the receiver the
- * acknowledgement word on its stream, which it lets pass before taking
- * the descriptor), so that no word left behind by 2^31 host messages
+ * on a stream it lets pass (the sender the post word before it announces
+ * the message, the receiver the acknowledgement word before it takes the
+ * descriptor), so that no word left behind by 2^31 host messages
  * reads as ahead.
  */
 #ifndef DART__PLAN__PLAN_H_
