@@ -11,8 +11,15 @@
  * Rows: time per round (us, median over repetitions of many rounds), and
  * "host_wait": the host's time inside one round's plan calls while a busy
  * kernel of 1 ms runs ahead of them on the stream. Each repetition ends
- * with a check that every leaf holds its root. Needs CUDA devices (77
- * without, as under emulation); --smoke: small sizes, few rounds.
+ * with a check that every leaf holds its root.
+ * Then reduce with SUM on the stream form, n leaves per unit on the next
+ * unit's roots: "fan_in4", four leaves on each root (n / 4 roots, leaf i
+ * on root i % (n / 4)), whose sums the device computes with a thread per
+ * root, against "fan_in1", one leaf per root (n roots), a thread per
+ * leaf: rows gpu_plan_reduce, time per round (zero the roots, a kernel
+ * writes the leaves, the reduce), each repetition checked.
+ * Needs CUDA devices (77 without, as under emulation); --smoke: small
+ * sizes, few rounds; --max-size: the largest n * sizeof(int).
  */
 #include <cuda_runtime.h>
 #include <dart/dart.h>
@@ -96,6 +103,65 @@ static double host_wait(dart_plan_t plan, size_t n, bool streamed,
   return t;
 }
 
+/* Counts into *bad the roots that are not the sum of their fan_in leaves
+ * of produce(seed), leaf i on root i % nroots (wrapping as int does). */
+__global__ void check_sums(const int *roots, size_t nroots, int fan_in,
+                           int seed, unsigned long long *bad)
+{
+  for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < nroots;
+       j += (size_t)gridDim.x * blockDim.x) {
+    unsigned sum = 0;
+    for (int t = 0; t < fan_in; t++)
+      sum += (unsigned)seed * 1000003u + (unsigned)(j + t * nroots);
+    if ((unsigned)roots[j] != sum) atomicAdd(bad, 1ull);
+  }
+}
+
+/* A reduce round of the stream form: n leaves on n / fan_in roots. */
+static void reduce_round(dart_plan_t plan, size_t n, int fan_in, int seed)
+{
+  CUDA_OK(cudaMemsetAsync(roots, 0, n / fan_in * sizeof(int), s));
+  produce<<<256, 256, 0, s>>>(leaves, n, seed * units + me);
+  DART_OK_OR_EXIT(
+      dart_plan_reduce_begin_stream(plan, leaves, roots, DART_OP_SUM, s));
+  DART_OK_OR_EXIT(
+      dart_plan_reduce_end_stream(plan, leaves, roots, DART_OP_SUM, s));
+}
+
+/* Seconds per reduce round; the last round's sums checked. */
+static double reduce_rounds(dart_plan_t plan, size_t n, int fan_in,
+                            int rounds, int *seed)
+{
+  dart_barrier(DART_TEAM_ALL);
+  double t0 = bench_now();
+  for (int r = 0; r < rounds; r++) reduce_round(plan, n, fan_in, (*seed)++);
+  CUDA_OK(cudaStreamSynchronize(s));
+  double t = (bench_now() - t0) / rounds;
+  /* my roots got the previous unit's leaves of the last round */
+  int prev = (me + units - 1) % units;
+  check_sums<<<256, 256, 0, s>>>(roots, n / fan_in, fan_in,
+                                 (*seed - 1) * units + prev, bad);
+  CUDA_OK(cudaStreamSynchronize(s));
+  return t;
+}
+
+/* A plan of n leaves per unit, leaf i on root i % (n / fan_in) of the
+ * next unit. */
+static dart_plan_t ring_plan(size_t n, int fan_in)
+{
+  size_t nroots = n / fan_in;
+  dart_plan_root_t *iremote = (dart_plan_root_t *)malloc(n * sizeof *iremote);
+  for (size_t i = 0; i < n; i++) {
+    iremote[i].unit.id = next;
+    iremote[i].index = i % nroots;
+  }
+  dart_plan_t plan;
+  DART_OK_OR_EXIT(dart_plan_create(DART_TEAM_ALL, nroots, n, NULL, iremote,
+                                   DART_TYPE_INT, &plan));
+  free(iremote);
+  return plan;
+}
+
 static void check(void)
 {
   unsigned long long host_bad = 0;
@@ -130,6 +196,7 @@ int main(int argc, char **argv)
   }
   static const size_t sizes[] = {1024, 65536, 1 << 20, 4 << 20};
   size_t nsizes = o.smoke ? 2 : sizeof sizes / sizeof sizes[0];
+  while (nsizes > 1 && sizes[nsizes - 1] * sizeof(int) > o.max_size) nsizes--;
   int rounds = o.smoke ? 4 : 100;
   int reps = o.smoke ? 1 : (o.reps < 64 ? o.reps : 64);
   unsigned long long busy_ns = o.smoke ? 1000 : 1000000;
@@ -142,16 +209,7 @@ int main(int argc, char **argv)
   int seed = 0;
   for (size_t k = 0; k < nsizes; k++) {
     size_t n = sizes[k];
-    dart_plan_root_t *iremote =
-        (dart_plan_root_t *)malloc(n * sizeof *iremote);
-    for (size_t i = 0; i < n; i++) {
-      iremote[i].unit.id = next;
-      iremote[i].index = i;
-    }
-    dart_plan_t plan;
-    DART_OK_OR_EXIT(dart_plan_create(DART_TEAM_ALL, n, n, NULL, iremote,
-                                     DART_TYPE_INT, &plan));
-    free(iremote);
+    dart_plan_t plan = ring_plan(n, 1);
     static const char *const impl[2] = {"host", "stream"};
     double per_round[2][64], waited[2][64];
     for (int m = 0; m < 2; m++) rounds_of(plan, n, m, 2, &seed); /* warm */
@@ -169,6 +227,31 @@ int main(int argc, char **argv)
                 n * sizeof(int), bench_median(waited[m], reps) * 1e6, "us");
     }
     DART_OK_OR_EXIT(dart_plan_destroy(&plan));
+  }
+  static const int fan_ins[2] = {4, 1};
+  int reduce_rounds_n = o.smoke ? 4 : 20;
+  for (size_t k = 0; k < nsizes; k++) {
+    size_t n = sizes[k];
+    dart_plan_t plans[2];
+    double per_round[2][64];
+    for (int m = 0; m < 2; m++) {
+      plans[m] = ring_plan(n, fan_ins[m]);
+      reduce_rounds(plans[m], n, fan_ins[m], 2, &seed); /* warm */
+    }
+    for (int r = 0; r < reps; r++)
+      for (int m = 0; m < 2; m++) {
+        per_round[m][r] =
+            reduce_rounds(plans[m], n, fan_ins[m], reduce_rounds_n, &seed);
+        check();
+      }
+    for (int m = 0; m < 2; m++) {
+      if (me == 0)
+        bench_row(&o, "gpu_plan_reduce", "sum",
+                  fan_ins[m] == 4 ? "fan_in4" : "fan_in1", units,
+                  n * sizeof(int), bench_median(per_round[m], reps) * 1e6,
+                  "us");
+      DART_OK_OR_EXIT(dart_plan_destroy(&plans[m]));
+    }
   }
   CUDA_OK(cudaStreamDestroy(s));
   CUDA_OK(cudaFree(roots));

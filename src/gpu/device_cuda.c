@@ -14,9 +14,6 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
-#ifdef DART_HAVE_CUDA_KERNELS
-#include "gpu/kernel.h"
-#endif
 
 typedef CUresult (*address_range_fn)(CUdeviceptr *base, size_t *size,
                                      CUdeviceptr ptr);
@@ -352,7 +349,8 @@ out:
 }
 
 /* A pattern in device memory: one allocation holds the blocks, their
- * first pairs and the index lists. */
+ * first pairs, the index lists and the groups by each side that names an
+ * element twice. */
 typedef struct {
   void *mem;
 #ifdef DART_HAVE_CUDA_KERNELS
@@ -365,20 +363,32 @@ static dart_ret_t cuda_pattern_upload_here(const char *func,
                                            void **device_pattern)
 {
 #ifdef DART_HAVE_CUDA_KERNELS
+  dart__pattern_groups_t groups[2] = {{0}, {0}};
   size_t nb = p->nblocks;
   size_t blocks_bytes = nb * sizeof(dart__gpu_kernel_block_t);
   size_t first_bytes = (nb + 1) * sizeof(size_t);
   size_t at_bytes = p->a_at ? p->nelem * sizeof(unsigned) : 0;
   size_t bat_bytes = p->b_at ? p->nelem * sizeof(unsigned) : 0;
-  size_t bytes = blocks_bytes + first_bytes + at_bytes + bat_bytes;
+  size_t group_bytes[2] = {0, 0};
   dart_ret_t ret = DART_ERR_NOMEM;
   cuda_pattern_t *d = calloc(1, sizeof *d);
-  char *host = malloc(bytes);
-  if (d == NULL || host == NULL) {
-    DART_LOG_ERROR_IN(func, "out of memory for a pattern of %zu pairs",
-                      p->nelem);
-    goto fail;
+  char *host = NULL;
+  if (d == NULL) goto nomem;
+  for (int side = 0; side < 2; side++) {
+    if (dart__types__pattern_groups(p, side, &groups[side]) != DART_OK)
+      goto nomem;
+    if (groups[side].order)
+      group_bytes[side] = (p->nelem + groups[side].ngroups + 1) *
+                          sizeof(size_t);
   }
+  /* the groups' size_t after the 32-bit index lists, aligned */
+  size_t at = blocks_bytes + first_bytes, group_at[2];
+  group_at[0] = (at + at_bytes + bat_bytes + sizeof(size_t) - 1) /
+                sizeof(size_t) * sizeof(size_t);
+  group_at[1] = group_at[0] + group_bytes[0];
+  size_t bytes = group_at[1] + group_bytes[1];
+  host = malloc(bytes);
+  if (host == NULL) goto nomem;
   dart__gpu_kernel_block_t *blocks = (dart__gpu_kernel_block_t *)host;
   size_t *first = (size_t *)(host + blocks_bytes);
   first[0] = 0;
@@ -388,9 +398,15 @@ static dart_ret_t cuda_pattern_upload_here(const char *func,
                                            b->a1, b->b1, b->a2,  b->b2};
     first[k + 1] = first[k] + b->len * b->n1 * b->n2;
   }
-  char *at = host + blocks_bytes + first_bytes;
-  if (at_bytes) memcpy(at, p->a_at, at_bytes);
-  if (bat_bytes) memcpy(at + at_bytes, p->b_at, bat_bytes);
+  if (at_bytes) memcpy(host + at, p->a_at, at_bytes);
+  if (bat_bytes) memcpy(host + at + at_bytes, p->b_at, bat_bytes);
+  for (int side = 0; side < 2; side++) {
+    if (!group_bytes[side]) continue;
+    memcpy(host + group_at[side], groups[side].order,
+           p->nelem * sizeof(size_t));
+    memcpy(host + group_at[side] + p->nelem * sizeof(size_t),
+           groups[side].first, (groups[side].ngroups + 1) * sizeof(size_t));
+  }
   cudaError_t err = cudaMalloc(&d->mem, bytes);
   if (err == cudaSuccess)
     err = cudaMemcpy(d->mem, host, bytes, cudaMemcpyHostToDevice);
@@ -403,21 +419,30 @@ static dart_ret_t cuda_pattern_upload_here(const char *func,
       .blocks = (const dart__gpu_kernel_block_t *)dev,
       .first = (const size_t *)(dev + blocks_bytes),
       .nblocks = nb,
-      .a_at = at_bytes ? (const unsigned *)(dev + blocks_bytes + first_bytes)
-                       : NULL,
-      .b_at = bat_bytes ? (const unsigned *)(dev + blocks_bytes +
-                                             first_bytes + at_bytes)
-                        : NULL,
-      .nelem = p->nelem,
-      .a_dups = dart__types__pattern_has_dups(p, false),
-      .b_dups = dart__types__pattern_has_dups(p, true)};
+      .a_at = at_bytes ? (const unsigned *)(dev + at) : NULL,
+      .b_at = bat_bytes ? (const unsigned *)(dev + at + at_bytes) : NULL,
+      .nelem = p->nelem};
+  for (int side = 0; side < 2; side++) {
+    if (!group_bytes[side]) continue;
+    d->kernel.order[side] = (const size_t *)(dev + group_at[side]);
+    d->kernel.group_first[side] =
+        (const size_t *)(dev + group_at[side] + p->nelem * sizeof(size_t));
+    d->kernel.ngroups[side] = groups[side].ngroups;
+  }
   free(host);
+  dart__types__pattern_groups_free(&groups[1]);
+  dart__types__pattern_groups_free(&groups[0]);
   *device_pattern = d;
   return DART_OK;
 
+nomem:
+  DART_LOG_ERROR_IN(func, "out of memory for a pattern of %zu pairs",
+                    p->nelem);
 fail:
   if (d && d->mem) cudaFree(d->mem);
   free(host);
+  dart__types__pattern_groups_free(&groups[1]);
+  dart__types__pattern_groups_free(&groups[0]);
   free(d);
   return ret;
 #else
@@ -445,6 +470,9 @@ static dart_ret_t cuda_pattern_here(const char *func,
   const cuda_pattern_t *d = op->device_pattern;
   dart__gpu_kernel_pattern_args_t args = {
       .kind = (int)op->kind,
+      .schedule = (int)dart__gpu__schedule(op->kind,
+                                           d->kernel.order[0] != NULL,
+                                           d->kernel.order[1] != NULL),
       .type = op->type,
       .op = op->op,
       .es = op->es,

@@ -246,9 +246,53 @@ static dart_ret_t enqueue(const char *func, emu_stream_t *s, pending_t op)
   return DART_OK;
 }
 
+/* A pattern as the emulated device reads it: the host's, and the groups
+ * and pairs' elements of each side that names an element twice. */
+typedef struct {
+  const dart__pattern_t *pattern;
+  dart__pattern_groups_t groups[2];
+  int64_t *elements[2];
+} emu_pattern_t;
+
+/* Pair (i, j) of op alone, as a device thread runs it. */
+static void run_pair(const dart__gpu_pattern_op_t *op, int64_t i, int64_t j)
+{
+  const size_t es = op->es;
+  char *ai = op->a + (size_t)i * es, *bj = op->b + (size_t)j * es;
+  void *ctx = op->local.ctx;
+  switch (op->kind) {
+  case DART__GPU_PATTERN_PACK: memcpy(bj, ai, es); break;
+  case DART__GPU_PATTERN_APPLY: op->local.fn(bj, ai, 1, ctx); break;
+  case DART__GPU_PATTERN_APPLY_TO_B: op->local.fn(ai, bj, 1, ctx); break;
+  case DART__GPU_PATTERN_FETCH: {
+    unsigned char operand[sizeof(long double)]; /* c may be b's buffer */
+    memcpy(operand, bj, es);
+    memcpy(op->c + (size_t)j * es, ai, es);
+    op->local.fn(operand, ai, 1, ctx);
+    break;
+  }
+  }
+}
+
+/* A schedule of the device's (dart__gpu__schedule): by groups of one
+ * written element, the last group first, as the device may run them in
+ * any order; otherwise the host's walk in pair order, which every order
+ * of pairs that write distinct elements matches. */
 static void run_pattern(const dart__gpu_pattern_op_t *op)
 {
-  const dart__pattern_t *p = op->pattern;
+  const emu_pattern_t *d = op->device_pattern;
+  const dart__pattern_t *p = d->pattern;
+  dart__gpu_schedule_t schedule = dart__gpu__schedule(
+      op->kind, d->groups[0].order != NULL, d->groups[1].order != NULL);
+  if (schedule == DART__GPU_PAIRS_BY_A || schedule == DART__GPU_PAIRS_BY_B) {
+    const dart__pattern_groups_t *g =
+        &d->groups[schedule == DART__GPU_PAIRS_BY_B];
+    for (size_t n = g->ngroups; n-- > 0;)
+      for (size_t t = g->first[n]; t < g->first[n + 1]; t++)
+        run_pair(op, d->elements[0][g->order[t]],
+                 d->elements[1][g->order[t]]);
+    return;
+  }
   switch (op->kind) {
   case DART__GPU_PATTERN_PACK:
     dart__types__pattern_pack(p, op->a, op->b, op->es);
@@ -284,17 +328,45 @@ static dart_ret_t emu_copy(const char *func, void *dst, const void *src,
   return enqueue(func, stream, op);
 }
 
-/* The device reads the host's pattern: nothing to copy. */
+static void emu_pattern_free(void *device_pattern)
+{
+  emu_pattern_t *d = device_pattern;
+  if (d == NULL) return;
+  for (int side = 1; side >= 0; side--) {
+    free(d->elements[side]);
+    dart__types__pattern_groups_free(&d->groups[side]);
+  }
+  free(d);
+}
+
+/* The device reads the host's pattern, and where a side names an element
+ * twice, its groups and every pair's elements. */
 static dart_ret_t emu_pattern_upload(const char *func,
                                      const dart__pattern_t *p,
                                      void **device_pattern)
 {
-  (void)func;
-  *device_pattern = (void *)p;
+  emu_pattern_t *d = calloc(1, sizeof *d);
+  if (d == NULL) goto nomem;
+  d->pattern = p;
+  for (int side = 0; side < 2; side++)
+    if (dart__types__pattern_groups(p, side, &d->groups[side]) != DART_OK)
+      goto nomem;
+  if (d->groups[0].order || d->groups[1].order) {
+    for (int side = 0; side < 2; side++) {
+      d->elements[side] = malloc(p->nelem * sizeof(int64_t));
+      if (d->elements[side] == NULL) goto nomem;
+      dart__types__pattern_elements(p, side, d->elements[side]);
+    }
+  }
+  *device_pattern = d;
   return DART_OK;
-}
 
-static void emu_pattern_free(void *device_pattern) { (void)device_pattern; }
+nomem:
+  DART_LOG_ERROR_IN(func, "emulated device: out of memory for a pattern of "
+                          "%zu pairs", p->nelem);
+  emu_pattern_free(d);
+  return DART_ERR_NOMEM;
+}
 
 static dart_ret_t emu_pattern(const char *func,
                               const dart__gpu_pattern_op_t *op, void *stream)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpu/kernel.h"
 #include "transport/transport.h"
 #include "types/pattern.h"
 
@@ -44,6 +45,26 @@ typedef struct {
   size_t es;
   dart__op_local_t local;     /* the same operation on the host */
 } dart__gpu_pattern_op_t;
+
+/* How a device runs a pattern op's pairs (dart__gpu_schedule_t,
+ * kernel.h), by the sides that name an element twice. */
+static inline dart__gpu_schedule_t
+dart__gpu__schedule(dart__gpu_pattern_kind_t kind, bool a_repeats,
+                    bool b_repeats)
+{
+  switch (kind) {
+  case DART__GPU_PATTERN_APPLY:
+    return a_repeats ? DART__GPU_PAIRS_BY_A : DART__GPU_PAIRS_APART;
+  case DART__GPU_PATTERN_APPLY_TO_B:
+    return b_repeats ? DART__GPU_PAIRS_BY_B : DART__GPU_PAIRS_APART;
+  case DART__GPU_PATTERN_FETCH:
+    return b_repeats   ? DART__GPU_PAIRS_IN_ORDER
+           : a_repeats ? DART__GPU_PAIRS_BY_A
+                       : DART__GPU_PAIRS_APART;
+  default: /* PACK writes a packed buffer: each element once */
+    return DART__GPU_PAIRS_APART;
+  }
+}
 
 /*
  * A device backend: CUDA (device_cuda.c), or emulated devices of host
@@ -92,7 +113,8 @@ typedef struct {
   dart_ret_t (*pattern_upload)(const char *func, const dart__pattern_t *p,
                                void **device_pattern);
   void (*pattern_free)(void *device_pattern);
-  /* op behind stream's work; pairs that write one element run in order */
+  /* op behind stream's work; pairs that write one element run in order
+   * (dart__gpu__schedule) */
   dart_ret_t (*pattern)(const char *func, const dart__gpu_pattern_op_t *op,
                         void *stream);
   /* signals between streams, on 32-bit words of device memory (this

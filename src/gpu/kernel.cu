@@ -5,9 +5,9 @@
  * word change inside their aligned 32-bit word.
  *
  * Access patterns (types/pattern.h) on device memory, for plans: a thread
- * per pair, or one thread for all pairs in order where a written element
- * appears twice (several leaves on one root), so that results do not
- * depend on the schedule.
+ * per pair; where a written element appears twice (several leaves on one
+ * root), a thread per written element that walks its pairs in order, so
+ * that results do not depend on the schedule (the host's, bit for bit).
  */
 #include <stdint.h>
 
@@ -169,30 +169,48 @@ __global__ static void pattern_kernel(dart__gpu_kernel_pattern_args_t a)
     pattern_pair(a, k);
 }
 
-/* Where a written element appears twice: every pair in order. */
-__global__ static void pattern_kernel_ordered(
-    dart__gpu_kernel_pattern_args_t a)
+/* A thread per group of pairs that write one element: the group's pairs
+ * in order (in_order: one group of every pair). */
+__global__ static void pattern_kernel_groups(
+    dart__gpu_kernel_pattern_args_t a, const size_t *order,
+    const size_t *first, size_t ngroups)
 {
-  for (size_t k = 0; k < a.pattern.nelem; k++) pattern_pair(a, k);
+  for (size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x; g < ngroups;
+       g += (size_t)gridDim.x * blockDim.x) {
+    size_t end = first ? first[g + 1] : a.pattern.nelem;
+    for (size_t t = first ? first[g] : 0; t < end; t++)
+      pattern_pair(a, order ? order[t] : t);
+  }
+}
+
+static unsigned blocks_for(size_t threads_needed, unsigned threads)
+{
+  size_t blocks = (threads_needed + threads - 1) / threads;
+  return (unsigned)(blocks > 4096 ? 4096 : blocks);
 }
 
 int dart__gpu__kernel_pattern(const dart__gpu_kernel_pattern_args_t *args,
                               void *stream)
 {
   const dart__gpu_kernel_pattern_t &p = args->pattern;
-  bool ordered = (args->kind == PATTERN_APPLY && p.a_dups) ||
-                 (args->kind == PATTERN_APPLY_TO_B && p.b_dups) ||
-                 (args->kind == PATTERN_FETCH && (p.a_dups || p.b_dups));
+  const unsigned threads = 256;
+  cudaStream_t s = (cudaStream_t)stream;
   cudaGetLastError();
   if (p.nelem == 0) return (int)cudaSuccess;
-  if (ordered) {
-    pattern_kernel_ordered<<<1, 1, 0, (cudaStream_t)stream>>>(*args);
-  } else {
-    const unsigned threads = 256;
-    size_t blocks = (p.nelem + threads - 1) / threads;
-    if (blocks > 4096) blocks = 4096;
-    pattern_kernel<<<(unsigned)blocks, threads, 0, (cudaStream_t)stream>>>(
-        *args);
+  switch (args->schedule) {
+  case DART__GPU_PAIRS_BY_A:
+  case DART__GPU_PAIRS_BY_B: {
+    int side = args->schedule == DART__GPU_PAIRS_BY_B;
+    pattern_kernel_groups<<<blocks_for(p.ngroups[side], threads), threads, 0,
+                            s>>>(*args, p.order[side], p.group_first[side],
+                                 p.ngroups[side]);
+    break;
+  }
+  case DART__GPU_PAIRS_IN_ORDER:
+    pattern_kernel_groups<<<1, 1, 0, s>>>(*args, NULL, NULL, 1);
+    break;
+  default:
+    pattern_kernel<<<blocks_for(p.nelem, threads), threads, 0, s>>>(*args);
   }
   return (int)cudaGetLastError();
 }

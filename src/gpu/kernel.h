@@ -1,4 +1,4 @@
-/* The device's atomics (kernel.cu), callable from C. */
+/* The device's kernels (kernel.cu), callable from C. */
 #ifndef DART__GPU__KERNEL_H_
 #define DART__GPU__KERNEL_H_
 
@@ -24,9 +24,20 @@ typedef struct {
 int dart__gpu__kernel_atomic(const dart__gpu_kernel_args_t *args,
                              void *stream);
 
+/* How a device runs a pattern op's pairs: each on a thread of its own
+ * where they write distinct elements; else a thread per written element
+ * of side a (or b), walking its pairs in order; else (FETCH where c's
+ * elements repeat) every pair in order on one thread. */
+typedef enum {
+  DART__GPU_PAIRS_APART = 0,
+  DART__GPU_PAIRS_BY_A,
+  DART__GPU_PAIRS_BY_B,
+  DART__GPU_PAIRS_IN_ORDER
+} dart__gpu_schedule_t;
+
 /* A pattern of types/pattern.h in device memory (the same blocks, their
- * first pairs, the index lists), and whether a side lists an element
- * twice (then the pairs that write it run in order, on one thread). */
+ * first pairs, the index lists), and its groups by side a and b
+ * (dart__pattern_groups_t) where that side lists an element twice. */
 typedef struct {
   long long a, b;
   size_t len, n1, n2;
@@ -39,12 +50,14 @@ typedef struct {
   size_t nblocks;
   const unsigned *a_at, *b_at; /* index form (a_at != NULL) */
   size_t nelem;
-  int a_dups, b_dups;
+  const size_t *order[2], *group_first[2]; /* by side a, b; NULL: none */
+  size_t ngroups[2];
 } dart__gpu_kernel_pattern_t;
 
 typedef struct {
-  int kind; /* dart__gpu_pattern_kind_t */
-  int type; /* dart_datatype_t, basic */
+  int kind;     /* dart__gpu_pattern_kind_t */
+  int schedule; /* dart__gpu_schedule_t */
+  int type;     /* dart_datatype_t, basic */
   int op;   /* dart_operation_t (REPLACE only for long double) */
   size_t es;
   dart__gpu_kernel_pattern_t pattern;

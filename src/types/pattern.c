@@ -202,22 +202,75 @@ void dart__types__pattern_free(dart__pattern_t *p)
   *p = (dart__pattern_t){0};
 }
 
-bool dart__types__pattern_has_dups(const dart__pattern_t *p, bool b_side)
+void dart__types__pattern_elements(const dart__pattern_t *p, bool b_side,
+                                   int64_t *v)
 {
-  if (p->nelem < 2) return false;
-  int64_t *v = malloc(p->nelem * sizeof *v);
-  if (v == NULL) return true;
-  size_t n = 0;
   if (p->a_at) {
     const uint32_t *at = b_side ? p->b_at : p->a_at;
-    for (size_t k = 0; k < p->nelem; k++) v[n++] = at ? at[k] : (int64_t)k;
+    for (size_t k = 0; k < p->nelem; k++) v[k] = at ? at[k] : (int64_t)k;
   } else {
     /* the blocks hold the same pairs where both forms are kept */
-    n = block_elements(p->blocks, p->nblocks, b_side, v);
+    block_elements(p->blocks, p->nblocks, b_side, v);
   }
-  bool dups = sorted_dups(v, n);
+}
+
+typedef struct {
+  int64_t element;
+  size_t pair;
+} element_pair_t;
+
+static int cmp_element_pair(const void *x, const void *y)
+{
+  const element_pair_t *a = x, *b = y;
+  if (a->element != b->element) return (a->element > b->element) ? 1 : -1;
+  return (a->pair > b->pair) - (a->pair < b->pair);
+}
+
+dart_ret_t dart__types__pattern_groups(const dart__pattern_t *p, bool b_side,
+                                       dart__pattern_groups_t *g)
+{
+  const size_t n = p->nelem;
+  *g = (dart__pattern_groups_t){.ngroups = n};
+  if (n < 2) return DART_OK;
+  dart_ret_t ret = DART_ERR_NOMEM;
+  int64_t *v = malloc(n * sizeof *v);
+  element_pair_t *e = malloc(n * sizeof *e);
+  size_t *order = NULL, *first = NULL;
+  if (v == NULL || e == NULL) goto out;
+  dart__types__pattern_elements(p, b_side, v);
+  for (size_t k = 0; k < n; k++) e[k] = (element_pair_t){v[k], k};
+  qsort(e, n, sizeof *e, cmp_element_pair);
+  size_t groups = 1;
+  for (size_t k = 1; k < n; k++) groups += e[k].element != e[k - 1].element;
+  ret = DART_OK;
+  if (groups == n) goto out;
+  ret = DART_ERR_NOMEM;
+  order = malloc(n * sizeof *order);
+  first = malloc((groups + 1) * sizeof *first);
+  if (order == NULL || first == NULL) goto out;
+  size_t m = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (k == 0 || e[k].element != e[k - 1].element) first[m++] = k;
+    order[k] = e[k].pair;
+  }
+  first[m] = n;
+  *g = (dart__pattern_groups_t){order, first, groups};
+  order = NULL;
+  first = NULL;
+  ret = DART_OK;
+out:
+  free(first);
+  free(order);
+  free(e);
   free(v);
-  return dups;
+  return ret;
+}
+
+void dart__types__pattern_groups_free(dart__pattern_groups_t *g)
+{
+  free(g->order);
+  free(g->first);
+  *g = (dart__pattern_groups_t){0};
 }
 
 /* ---- the index form ---- */

@@ -51,9 +51,26 @@ dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
                                       size_t n, dart__pattern_t *p);
 void dart__types__pattern_free(dart__pattern_t *p);
 
-/* Whether side a (or b) of p lists an element twice; true where that
- * cannot be worked out for lack of memory (the safe answer). */
-bool dart__types__pattern_has_dups(const dart__pattern_t *p, bool b_side);
+/* The elements of side a (or b) of p's pairs, in pair order, into v
+ * (p->nelem of them). */
+void dart__types__pattern_elements(const dart__pattern_t *p, bool b_side,
+                                   int64_t *v);
+
+/* p's pairs by their element of one side: pairs order[first[g]] to
+ * order[first[g + 1] - 1] name one element, in pair order, so that a
+ * device can give each element a thread of its own where several pairs
+ * write it (several leaves on one root). */
+typedef struct {
+  size_t *order; /* nelem pairs; NULL: the side names no element twice */
+  size_t *first; /* ngroups + 1 */
+  size_t ngroups;
+} dart__pattern_groups_t;
+
+/* p's groups by side a (or b); g->order NULL where every element of that
+ * side is in one pair. DART_ERR_NOMEM without memory. */
+dart_ret_t dart__types__pattern_groups(const dart__pattern_t *p, bool b_side,
+                                       dart__pattern_groups_t *g);
+void dart__types__pattern_groups_free(dart__pattern_groups_t *g);
 
 /* The operations on the pairs, elements of es bytes, in pair order:
  *   pack:  b[j] = a[i], where b is a packed buffer (built with b NULL)
