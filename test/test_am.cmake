@@ -3,7 +3,7 @@
 # per pair checked at the target, calls with replies, a flush seen through
 # a get, handlers of a second team, bad input; node peers through rings in
 # shared memory, emulated nodes and noshm through MPI two-sided.
-dart_add_test(am SOURCES test_am.c LAYOUTS node upn1 upn2 noshm UCX
+dart_add_test(am SOURCES test_am.c LAYOUTS node upn1 upn2 noshm UCX TCP8
               ARGS --messages 4000)
 target_link_libraries(test_am PRIVATE Threads::Threads)
 # 10^5 messages per unit at 2, 4 and 8 units between node peers, between
