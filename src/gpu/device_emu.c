@@ -265,7 +265,7 @@ static void run_pair(const dart__gpu_pattern_op_t *op, int64_t i, int64_t j)
   case DART__GPU_PATTERN_APPLY: op->local.fn(bj, ai, 1, ctx); break;
   case DART__GPU_PATTERN_APPLY_TO_B: op->local.fn(ai, bj, 1, ctx); break;
   case DART__GPU_PATTERN_FETCH: {
-    unsigned char operand[sizeof(long double)]; /* c may be b's buffer */
+    _Alignas(16) unsigned char operand[16]; /* c may be b's buffer */
     memcpy(operand, bj, es);
     memcpy(op->c + (size_t)j * es, ai, es);
     op->local.fn(operand, ai, 1, ctx);
