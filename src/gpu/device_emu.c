@@ -246,10 +246,9 @@ static dart_ret_t enqueue(const char *func, emu_stream_t *s, pending_t op)
   return DART_OK;
 }
 
-/* A pattern as the emulated device reads it: the host's, and the groups
- * and pairs' elements of each side that names an element twice. */
+/* What the emulated device keeps of a pattern beside the host's: the
+ * groups and pairs' elements of each side that names an element twice. */
 typedef struct {
-  const dart__pattern_t *pattern;
   dart__pattern_groups_t groups[2];
   int64_t *elements[2];
 } emu_pattern_t;
@@ -281,7 +280,7 @@ static void run_pair(const dart__gpu_pattern_op_t *op, int64_t i, int64_t j)
 static void run_pattern(const dart__gpu_pattern_op_t *op)
 {
   const emu_pattern_t *d = op->device_pattern;
-  const dart__pattern_t *p = d->pattern;
+  const dart__pattern_t *p = op->pattern;
   dart__gpu_schedule_t schedule = dart__gpu__schedule(
       op->kind, d->groups[0].order != NULL, d->groups[1].order != NULL);
   if (schedule == DART__GPU_PAIRS_BY_A || schedule == DART__GPU_PAIRS_BY_B) {
@@ -339,15 +338,14 @@ static void emu_pattern_free(void *device_pattern)
   free(d);
 }
 
-/* The device reads the host's pattern, and where a side names an element
- * twice, its groups and every pair's elements. */
+/* The device reads the host's pattern (the op's), and where a side names
+ * an element twice, its groups and every pair's elements. */
 static dart_ret_t emu_pattern_upload(const char *func,
                                      const dart__pattern_t *p,
                                      void **device_pattern)
 {
   emu_pattern_t *d = calloc(1, sizeof *d);
   if (d == NULL) goto nomem;
-  d->pattern = p;
   for (int side = 0; side < 2; side++)
     if (dart__types__pattern_groups(p, side, &d->groups[side]) != DART_OK)
       goto nomem;
