@@ -10,7 +10,8 @@
  *   (wider than some blocks): bcast in place and reduce;
  * - two boxes of single leaves of one shape, copied together, and the
  *   same with roots in both boxes (not together) under REPLACE, every
- *   type;
+ *   type; both again with the boxes' leaves alternating, on another
+ *   unit's roots (copied together, in that order);
  * - roots in global memory (every fourth round, and the halos' second
  *   bcast), which node peers read in place;
  * - one plan reused DART_TEST_ITERS (default 1000) times with new data
@@ -438,8 +439,11 @@ static void test_random(uint64_t seed)
  * after the first box's roots, its roots `shift` after the first's. With
  * shift 1 no root is in both boxes, and copies take the boxes together;
  * with shift 3 they share roots, where a reduce with REPLACE must still
- * leave each root the value of its last leaf (of the second box). */
-static void graph_boxes(graph_t *g, size_t shift)
+ * leave each root the value of its last leaf. With interleave the leaves
+ * alternate between the boxes, and their roots are the next unit's: a
+ * message of both boxes, element by element, which copies walk together
+ * in that order. */
+static void graph_boxes(graph_t *g, size_t shift, int interleave)
 {
   enum { ROW = 8, ROWS = 2, BOX = ROW * ROWS };
   graph_alloc(g, 0);
@@ -450,9 +454,13 @@ static void graph_boxes(graph_t *g, size_t shift)
     g->ilocal[v] = calloc(2 * BOX, sizeof **g->ilocal);
     g->iremote[v] = calloc(2 * BOX, sizeof **g->iremote);
     for (size_t k = 0; k < 2 * BOX; k++) {
-      size_t box = k / BOX, at = 30 * (k % BOX / ROW) + 3 * (k % ROW);
+      size_t box = interleave ? k % 2 : k / BOX;
+      size_t j = interleave ? k / 2 : k % BOX;
+      size_t at = 30 * (j / ROW) + 3 * (j % ROW);
       g->ilocal[v][k] = at + 100 * (box + 1);
-      g->iremote[v][k] = (dart_plan_root_t){{v}, at + box * shift};
+      g->iremote[v][k] =
+          (dart_plan_root_t){{interleave ? (v + 1) % units : v},
+                             at + box * shift};
     }
   }
 }
@@ -460,20 +468,21 @@ static void graph_boxes(graph_t *g, size_t shift)
 static void test_boxes(void)
 {
   static int round = 5000;
-  for (size_t shift = 1; shift <= 3; shift += 2) {
-    graph_t g;
-    graph_boxes(&g, shift);
-    for (dart_datatype_t t = DART_TYPE_BYTE; t < DART_TYPE_LAST; t++) {
-      dart_plan_t plan;
-      CHECK_OK(dart_plan_create(DART_TEAM_ALL, g.nroots[me], g.nleaves[me],
-                                g.ilocal[me], g.iremote[me], t, &plan));
-      run_op(&g, plan, t, BCAST, DART_OP_REPLACE, ++round);
-      run_op(&g, plan, t, REDUCE, DART_OP_REPLACE, ++round);
-      run_op(&g, plan, t, REDUCE, DART_OP_SUM, ++round);
-      CHECK_OK(dart_plan_destroy(&plan));
+  for (int interleave = 0; interleave <= 1; interleave++)
+    for (size_t shift = 1; shift <= 3; shift += 2) {
+      graph_t g;
+      graph_boxes(&g, shift, interleave);
+      for (dart_datatype_t t = DART_TYPE_BYTE; t < DART_TYPE_LAST; t++) {
+        dart_plan_t plan;
+        CHECK_OK(dart_plan_create(DART_TEAM_ALL, g.nroots[me], g.nleaves[me],
+                                  g.ilocal[me], g.iremote[me], t, &plan));
+        run_op(&g, plan, t, BCAST, DART_OP_REPLACE, ++round);
+        run_op(&g, plan, t, REDUCE, DART_OP_REPLACE, ++round);
+        run_op(&g, plan, t, REDUCE, DART_OP_SUM, ++round);
+        CHECK_OK(dart_plan_destroy(&plan));
+      }
+      graph_free(&g);
     }
-    graph_free(&g);
-  }
 }
 
 /* One plan, many rounds with new data, bcast and reduce alternating. */

@@ -143,6 +143,63 @@ static dart_ret_t index_form(const int64_t *a, const int64_t *b, size_t n,
   return DART_OK;
 }
 
+/* The blocks of the count pairs first, first + step, first + 2 * step, ...
+ * into blocks (room for count): runs consecutive on both sides, runs at
+ * constant strides into rows, rows at constant strides into boxes; their
+ * number, and the runs in *runs. */
+static size_t find_blocks(const int64_t *a, const int64_t *b, size_t first,
+                          size_t step, size_t count,
+                          dart__pattern_block_t *blocks, size_t *runs)
+{
+#define A(j) a[first + (j) * step]
+#define B(j) (b ? b[first + (j) * step] : (int64_t)(first + (j) * step))
+  size_t nb = 0;
+  *runs = 0;
+  for (size_t k = 0; k < count;) {
+    int64_t ak = A(k), bk = B(k);
+    size_t len = 1;
+    while (k + len < count && A(k + len) == ak + (int64_t)len &&
+           B(k + len) == bk + (int64_t)len)
+      len++;
+    k += len;
+    ++*runs;
+    if (nb > 0 && extends_row(&blocks[nb - 1], ak, bk, len)) continue;
+    blocks[nb++] = (dart__pattern_block_t){.a = ak, .b = bk, .len = len,
+                                           .n1 = 1, .n2 = 1};
+  }
+#undef A
+#undef B
+  size_t nbox = 0;
+  for (size_t k = 0; k < nb; k++) {
+    if (nbox > 0 && extends_box(&blocks[nbox - 1], &blocks[k])) continue;
+    blocks[nbox++] = blocks[k];
+  }
+  return nbox;
+}
+
+/* Where the n pairs alternate between two boxes of single elements of one
+ * shape (a dimension's two faces in a message, whose rows hold one element
+ * of each), the pair of the two; else (or without the memory to tell)
+ * NULL. Copies walk a pair in this order, so the elements need not be
+ * distinct here. */
+static dart__pattern_block_t *interleaved_pair(const int64_t *a,
+                                               const int64_t *b, size_t n)
+{
+  if (n % 2 != 0 || n < 2 * MIN_AVG_BLOCK) return NULL;
+  /* room for the second half's blocks after the first's one */
+  dart__pattern_block_t *pair = malloc((n / 2 + 1) * sizeof *pair);
+  size_t runs;
+  if (pair == NULL || find_blocks(a, b, 0, 2, n / 2, pair, &runs) != 1 ||
+      find_blocks(a, b, 1, 2, n / 2, pair + 1, &runs) != 1 ||
+      pair[0].len != 1 || !same_shape(&pair[0], &pair[1])) {
+    free(pair);
+    return NULL;
+  }
+  pair[0].pair = true;
+  dart__pattern_block_t *shrunk = realloc(pair, 2 * sizeof *pair);
+  return shrunk ? shrunk : pair;
+}
+
 dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
                                       size_t n, dart__pattern_t *p)
 {
@@ -151,26 +208,8 @@ dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
   /* at most one block per element; shrunk below */
   dart__pattern_block_t *blocks = malloc(n * sizeof *blocks);
   if (blocks == NULL) return DART_ERR_NOMEM;
-  size_t nb = 0, runs = 0;
-  /* rows: runs at constant strides */
-  for (size_t k = 0; k < n;) {
-    int64_t ak = a[k], bk = b ? b[k] : (int64_t)k;
-    size_t len = 1;
-    while (k + len < n && a[k + len] == ak + (int64_t)len &&
-           (b ? b[k + len] : (int64_t)(k + len)) == bk + (int64_t)len)
-      len++;
-    k += len;
-    runs++;
-    if (nb > 0 && extends_row(&blocks[nb - 1], ak, bk, len)) continue;
-    blocks[nb++] = (dart__pattern_block_t){.a = ak, .b = bk, .len = len,
-                                        .n1 = 1, .n2 = 1};
-  }
-  /* boxes: rows at constant strides */
-  size_t nbox = 0;
-  for (size_t k = 0; k < nb; k++) {
-    if (nbox > 0 && extends_box(&blocks[nbox - 1], &blocks[k])) continue;
-    blocks[nbox++] = blocks[k];
-  }
+  size_t runs;
+  size_t nbox = find_blocks(a, b, 0, 1, n, blocks, &runs);
   if (n < MIN_AVG_RUN * runs && fits_index_form(a, b, n)) {
     dart_ret_t ret = index_form(a, b, n, p);
     if (ret != DART_OK) {
@@ -178,19 +217,31 @@ dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
       return ret;
     }
   }
-  if (p->a_at != NULL && n < MIN_AVG_BLOCK * nbox) {
+  size_t rows = 0;
+  for (size_t k = 0; k < nbox; k++) rows += blocks[k].n2;
+  bool lists_only = p->a_at != NULL && n < MIN_AVG_BLOCK * nbox;
+  /* a loop per row costs more than an index per element where rows are
+   * short, so copies take the lists there */
+  bool copy_lists = p->a_at != NULL && n < MIN_AVG_RUN * rows;
+  dart__pattern_block_t *pair =
+      lists_only || copy_lists ? interleaved_pair(a, b, n) : NULL;
+  if (pair != NULL) {
+    /* the lists keep the pairs' order, which the pair interleaves */
+    free(blocks);
+    p->blocks = pair;
+    p->nblocks = 2;
+    p->copy_blocks = true;
+    return DART_OK;
+  }
+  if (lists_only) {
     free(blocks);
     return DART_OK;
   }
-  size_t rows = 0;
-  for (size_t k = 0; k < nbox; k++) rows += blocks[k].n2;
   pair_blocks(blocks, nbox);
   dart__pattern_block_t *shrunk = realloc(blocks, nbox * sizeof *blocks);
   p->blocks = shrunk ? shrunk : blocks;
   p->nblocks = nbox;
-  /* a loop per row costs more than an index per element where rows are
-   * short (two faces' columns interleaved) */
-  p->copy_blocks = p->a_at == NULL || n >= MIN_AVG_RUN * rows;
+  p->copy_blocks = !copy_lists;
   return DART_OK;
 }
 

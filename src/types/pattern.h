@@ -26,7 +26,9 @@
  * a + i2 * a2 + i1 * a1 of a and b + i2 * b2 + i1 * b1 of b. pair: copies
  * take this block and the next, both of single elements and of one
  * shape, element by element together (a 3-D block's two x-faces lie in
- * the same rows); false on the second of a pair too. */
+ * the same rows); false on the second of a pair too. A pair's pairs may
+ * alternate between its two blocks (a message of both faces, row by row):
+ * such a pattern keeps the index lists, which give the pairs' order. */
 typedef struct {
   int64_t a, b;
   size_t len, n1, n2;
