@@ -223,6 +223,15 @@ dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
   /* a loop per row costs more than an index per element where rows are
    * short, so copies take the lists there */
   bool copy_lists = p->a_at != NULL && n < MIN_AVG_RUN * rows;
+  /* the blocks kept, or none, before looking for a pair, which takes
+   * memory of its own */
+  if (lists_only) {
+    free(blocks);
+    blocks = NULL;
+  } else {
+    dart__pattern_block_t *shrunk = realloc(blocks, nbox * sizeof *blocks);
+    if (shrunk != NULL) blocks = shrunk;
+  }
   dart__pattern_block_t *pair =
       lists_only || copy_lists ? interleaved_pair(a, b, n) : NULL;
   if (pair != NULL) {
@@ -233,13 +242,9 @@ dart_ret_t dart__types__pattern_build(const int64_t *a, const int64_t *b,
     p->copy_blocks = true;
     return DART_OK;
   }
-  if (lists_only) {
-    free(blocks);
-    return DART_OK;
-  }
+  if (lists_only) return DART_OK;
   pair_blocks(blocks, nbox);
-  dart__pattern_block_t *shrunk = realloc(blocks, nbox * sizeof *blocks);
-  p->blocks = shrunk ? shrunk : blocks;
+  p->blocks = blocks;
   p->nblocks = nbox;
   p->copy_blocks = !copy_lists;
   return DART_OK;
