@@ -2,15 +2,16 @@
  * Hash-map inserts and finds per second (examples/hashmap.h): the atomics
  * version (compare-and-swap, put, atomic publish: three round trips or
  * more per insert) and the active-message version (one call to the key's
- * owner), side by side in one run; the latter both waiting for each call
- * (am) and with HM_WINDOW calls in flight (am_window: hm_insert_all,
- * hm_find_all). Every unit inserts N random keys, then finds them all; the
+ * owner), side by side in one run; the latter waiting for each call (am),
+ * with HM_WINDOW calls in flight (am_window: hm_insert_all, hm_find_all)
+ * and in calls of HM_BATCH operations per owner (am_batch: the same in
+ * HM_BATCHES). Every unit inserts N random keys, then finds them all; the
  * rate is all units' operations over the slowest unit's time, the median
  * of the repetitions. Finds are checked.
  *
  *   dartrun -n 4 bench_hashmap [--smoke] [--layout L] [--reps R] [N]
  *
- * Rows: hashmap,{insert,find},{atomics,am,am_window},<layout>,<units>,N,
+ * Rows: hashmap,{insert,find},{atomics,am,am_window,am_batch},<layout>,<units>,N,
  *       <Mops/s>
  */
 #define _POSIX_C_SOURCE 200809L
@@ -54,10 +55,12 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_hashmap: no memory for %" PRIu64 " keys\n", n);
     dart_abort(1);
   }
-  /* atomics, am (one call waited at a time), am_window */
-  for (int impl = 0; impl < 3; impl++) {
+  /* atomics, am (one call waited at a time), am_window, am_batch */
+  for (int impl = 0; impl < 4; impl++) {
+    static const hm_version_t version[] = {HM_ATOMICS, HM_CALLS, HM_CALLS,
+                                           HM_BATCHES};
     hashmap_t m;
-    hm_create(&m, n * 10 / 7 + 1, impl > 0);
+    hm_create(&m, n * 10 / 7 + 1, version[impl]);
     double insert[16], find[16];
     for (int rep = 0; rep < o.reps; rep++) {
       hm_clear(&m);
@@ -86,7 +89,8 @@ int main(int argc, char **argv)
     }
     hm_destroy(&m);
     if (me.id == 0) {
-      static const char *const name[] = {"atomics", "am", "am_window"};
+      static const char *const name[] = {"atomics", "am", "am_window",
+                                         "am_batch"};
       bench_row(&o, "hashmap", "insert", name[impl], (int)units, n,
                 bench_median(insert, o.reps), "Mops/s");
       bench_row(&o, "hashmap", "find", name[impl], (int)units, n,

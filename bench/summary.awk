@@ -241,9 +241,11 @@ END {
   for (i = 1; i <= nu; i++)
     target("GUPS, one node, " gu[i] " units, owner-applied vs dart_accumulate", val("gups", "update", "dart_owner", "node", gu[i], 20), val("gups", "update", "dart", "node", gu[i], 20), ">=", 0.95)
   # hash-map inserts between emulated nodes: active messages vs atomics
-  # (am: each call waited for; am_window: 256 calls in flight)
+  # (am: each call waited for; am_window: 256 calls in flight; am_batch:
+  # 256 operations per call to an owner)
   each_target("hash map, @L, @U units: inserts per second, active messages vs atomics", "hashmap", "upn1 upn1.ucx upn1.tcp", "insert", "am", "atomics", ">=", 3)
   each_target("hash map, @L, @U units: inserts per second, active messages with calls in flight vs atomics", "hashmap", "upn1 upn1.ucx upn1.tcp", "insert", "am_window", "atomics", ">=", 3)
+  each_target("hash map, @L, @U units: inserts per second, active messages in batches per owner vs atomics", "hashmap", "upn1 upn1.ucx upn1.tcp", "insert", "am_batch", "atomics", ">=", 3)
   # dart_init as DASH's driver pays it (MPI up), against DART-MPI
   nu = distinct(UNITS["init" SUBSEP "node"], iu)
   for (i = 1; i <= nu; i++)

@@ -1,8 +1,9 @@
 /*
  * hashmap: a distributed hash map (hashmap.h), in its atomics version or
- * (-a) its active-message version.
+ * its active-message version: many operations at once as calls in flight
+ * (-a) or in batches per owner (-b).
  *
- *   dartrun -n 4 ./hashmap [-a] [-n keys_per_unit] [-s slots_per_unit]
+ *   dartrun -n 4 ./hashmap [-a | -b] [-n keys_per_unit] [-s slots_per_unit]
  *
  * Every unit inserts its keys (and some of its neighbour's, at the same
  * time as the neighbour) and finds each right after inserting it, replaces
@@ -44,9 +45,11 @@ int main(int argc, char **argv)
   TRY(dart_myid(&me));
   TRY(dart_size(&units));
   long n = 1000, slots = 0;
-  int opt, am = 0;
-  while ((opt = getopt(argc, argv, "an:s:")) != -1) {
-    if (opt == 'a') am = 1;
+  int opt;
+  hm_version_t version = HM_ATOMICS;
+  while ((opt = getopt(argc, argv, "abn:s:")) != -1) {
+    if (opt == 'a') version = HM_CALLS;
+    else if (opt == 'b') version = HM_BATCHES;
     else if (opt == 'n') n = atol(optarg);
     else if (opt == 's') slots = atol(optarg);
     else n = 0;
@@ -54,13 +57,15 @@ int main(int argc, char **argv)
   if (n < 1 || slots < 0) {
     if (me.id == 0)
       fprintf(stderr,
-              "usage: hashmap [-a] [-n keys_per_unit] [-s slots_per_unit]\n");
+              "usage: hashmap [-a | -b] [-n keys_per_unit] "
+              "[-s slots_per_unit]\n");
     dart_exit();
     return 2;
   }
   /* default: load factor 0.7, so that many keys collide and probe on */
   hashmap_t m;
-  hm_create(&m, slots ? (uint64_t)slots : (uint64_t)n * 10 / 7 + 1, am);
+  hm_create(&m, slots ? (uint64_t)slots : (uint64_t)n * 10 / 7 + 1,
+            version);
 
   /* counts[]: inserted, replaced, table full, wrong or missing */
   uint64_t counts[4] = {0, 0, 0, 0}, sums[4];
@@ -133,9 +138,11 @@ int main(int argc, char **argv)
   if (me.id == 0) {
     /* the first phase: each unit n inserts, n finds, n/4 inserts more */
     double first = (double)nu * (double)(2 * n + (n + 3) / 4);
+    static const char *const name[] = {
+        "atomics", "active messages", "active messages in batches"};
     printf("hashmap (%s): %.3g inserts and finds per second while "
-           "inserting, %.3g finds per second\n", am ? "active messages"
-           : "atomics", first / inserting,
+           "inserting, %.3g finds per second\n", name[version],
+           first / inserting,
            (double)nu * (double)(all + absent) / finding);
     if (ok)
       printf("hashmap: %" PRIu64 " keys inserted by %zu units, all found, "
