@@ -15,12 +15,17 @@
  * receives it into memory of its own when it takes it.
  * Fragments to one unit are coalesced: each goes into that unit's open
  * send slot, and one wire message carries the slot once it is full, at
- * the start of this unit's next poll (every libdart call that waits or
- * tests, the progress thread), or before this unit asks whether its
- * messages ran; the replies to one wire message's fragments leave
- * together once they ran. So a stream of small messages, and many calls
- * in flight with their replies, pay one wire message per slot instead of
- * one each.
+ * this unit's next poll (every libdart call that waits or tests, the
+ * progress thread; at its start, and after each wire message it takes, so
+ * that the replies its handlers gave leave together), or before this unit
+ * asks whether its messages ran. Nagle's rule keeps a slot without
+ * replies open while calls of mine to that unit are unanswered on the
+ * wire and it answered one in the last HOLD_POLLS polls: each answer
+ * frees a caller with calls in flight to add one, so they travel
+ * together; a lone call, or one after a pause, leaves at once, and no
+ * slot waits longer than HOLD_POLLS polls without an answer. So a stream
+ * of small messages, and many calls in flight with their replies, pay
+ * one wire message per slot instead of one each.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +35,7 @@
 #include "transport/transport.h"
 
 #define GRAIN 64 /* bytes per credit */
+#define HOLD_POLLS 16u /* Nagle's rule: polls after an answer (the top) */
 #define SEND_BUFS DART__AM_SEND_BUFS
 #define CONTROL 0x101 /* token: credits; seq: CONTROL_* */
 enum { CONTROL_ASK = 1, CONTROL_ANSWER = 2 }; /* answer: len = ran */
@@ -45,6 +51,12 @@ typedef struct {
   dart__am_frag_t control;
   bool control_busy; /* its send slot is in flight */
   int open;          /* its send slot being filled, or -1 */
+  /* Nagle's rule: my calls to it on the wire, unanswered; the last poll
+   * that took an answer from it; the bytes so far of the call I queue and
+   * of the answer I take (a message's fragments are consecutive) */
+  int calls_out;
+  unsigned replied;
+  uint64_t call_bytes, reply_bytes;
 } unit_t;
 
 struct dart__am_twosided {
@@ -63,7 +75,10 @@ struct dart__am_twosided {
    * their bytes so far */
   int open_for[SEND_BUFS];
   size_t fill[SEND_BUFS];
+  int calls[SEND_BUFS]; /* by send slot: the calls it completes */
+  bool replies[SEND_BUFS]; /* by send slot: whether it holds a reply */
   atomic_int nopen; /* slots open (read without the lock) */
+  unsigned polls;   /* polls begun (the poller's) */
 };
 typedef struct dart__am_twosided channel_t;
 
@@ -176,17 +191,24 @@ static dart_ret_t send_open(const char *func, channel_t *m, int u)
   m->send_busy[slot] = true;
   m->open_for[slot] = -1;
   x->open = -1;
+  x->calls_out += m->calls[slot];
   atomic_fetch_sub_explicit(&m->nopen, 1, memory_order_relaxed);
   return DART_OK;
 }
 
-/* Sends every open slot. */
-static void send_all_open(const char *func, channel_t *m)
+/* Sends the open slots in a poll, but those that Nagle's rule keeps open
+ * (the top). */
+static void send_open_slots(const char *func, channel_t *m)
 {
   if (atomic_load_explicit(&m->nopen, memory_order_relaxed) == 0) return;
   dart__am__lock(m->am, &m->lock);
-  for (int i = 0; i < SEND_BUFS; i++)
-    if (m->open_for[i] >= 0) (void)send_open(func, m, m->open_for[i]);
+  for (int i = 0; i < SEND_BUFS; i++) {
+    int u = m->open_for[i];
+    const unit_t *x = u >= 0 ? &m->units[u] : NULL;
+    if (x != NULL && (m->replies[i] || x->calls_out <= 0 ||
+                      m->polls - x->replied >= HOLD_POLLS))
+      (void)send_open(func, m, u);
+  }
   dart__am__unlock(m->am, &m->lock);
 }
 
@@ -230,7 +252,10 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
       m->open_for[buf] = u;
       atomic_fetch_add_explicit(&m->nopen, 1, memory_order_relaxed);
       m->fill[buf] = 0;
+      m->calls[buf] = 0;
+      m->replies[buf] = false;
     }
+    m->replies[buf] |= f->kind == DART__AM_REPLY || f->kind == DART__AM_FAILED;
     at = m->send_bufs + (size_t)buf * m->frag_bytes + m->fill[buf];
   }
   /* the credits u is owed ride along (a call's reply returns its) */
@@ -245,23 +270,30 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
   if (f->bytes > 0) memcpy(at + sizeof *f, payload, f->bytes);
   x->credits -= cost;
   *queued = true;
+  bool call = f->kind == DART__AM_CALL || f->kind == DART__AM_OWNER_CALL;
+  bool call_ends = call && x->call_bytes + f->bytes == f->len;
   if (large) {
     ret = m->wire->send(func, m->w, u, at, need, buf);
     if (ret == DART_OK) {
       m->send_busy[buf] = true;
       m->large[buf] = at;
+      x->calls_out += call_ends;
     } else {
       free(at);
       x->credits += cost;
       x->consumed += head.pad; /* still u's, for the next fragment */
       *queued = false;
+      call_ends = false;
     }
   } else {
+    m->calls[buf] += call_ends;
     m->fill[buf] += need;
     /* a full slot goes at once; where the wire fails (logged), at the
      * next poll */
     if (m->frag_bytes - m->fill[buf] <= sizeof *f) (void)send_open(func, m, u);
   }
+  if (*queued && call)
+    x->call_bytes = call_ends ? 0 : x->call_bytes + f->bytes;
 out:
   dart__am__unlock(am, &m->lock);
   return ret;
@@ -290,6 +322,14 @@ static void take(channel_t *m, int u, const dart__am_frag_t *f,
   /* consumed once its handler runs: a reply the handler sends returns
    * its credit */
   dart__am__lock(am, &m->lock);
+  if (f->kind == DART__AM_REPLY || f->kind == DART__AM_FAILED) {
+    x->replied = m->polls;
+    x->reply_bytes += f->bytes;
+    if (x->reply_bytes == f->len) {
+      x->reply_bytes = 0;
+      x->calls_out--;
+    }
+  }
   x->credits += f->pad;
   x->consumed += grains(m, f->bytes);
   dart__am__unlock(am, &m->lock);
@@ -311,8 +351,10 @@ unsigned dart__am__twosided_poll(dart__am_team_t *am)
   const void *buf;
   size_t len;
   int u;
-  /* what was queued since the last poll leaves before the wire progresses */
-  send_all_open(func, m);
+  /* what was queued since the last poll leaves before the wire progresses
+   * (but what Nagle's rule keeps) */
+  send_open_slots(func, m);
+  m->polls++;
   for (int turn = 0; turn < 64 && m->wire->recv(m->w, &u, &buf, &len);
        turn++) {
     /* the fragments one wire message carries, in order */
@@ -324,7 +366,7 @@ unsigned dart__am__twosided_poll(dart__am_team_t *am)
       n += f.kind != CONTROL;
     }
     m->wire->release(m->w);
-    send_all_open(func, m); /* the replies its handlers gave */
+    send_open_slots(func, m); /* the replies its handlers gave */
   }
   if (m->owing > 0) {
     dart__am__lock(am, &m->lock);
