@@ -178,6 +178,18 @@ static int grains(const channel_t *m, uint32_t bytes)
   return (int)((b + GRAIN - 1) / GRAIN);
 }
 
+/* Whether f is (part of) a call, or of an answer to one: Nagle's rule
+ * counts them (the top). */
+static bool is_call(const dart__am_frag_t *f)
+{
+  return f->kind == DART__AM_CALL || f->kind == DART__AM_OWNER_CALL;
+}
+
+static bool is_answer(const dart__am_frag_t *f)
+{
+  return f->kind == DART__AM_REPLY || f->kind == DART__AM_FAILED;
+}
+
 /* Sends u's open slot, if it has one (lock held). */
 static dart_ret_t send_open(const char *func, channel_t *m, int u)
 {
@@ -255,7 +267,7 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
       m->calls[buf] = 0;
       m->replies[buf] = false;
     }
-    m->replies[buf] |= f->kind == DART__AM_REPLY || f->kind == DART__AM_FAILED;
+    m->replies[buf] |= is_answer(f);
     at = m->send_bufs + (size_t)buf * m->frag_bytes + m->fill[buf];
   }
   /* the credits u is owed ride along (a call's reply returns its) */
@@ -270,8 +282,7 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
   if (f->bytes > 0) memcpy(at + sizeof *f, payload, f->bytes);
   x->credits -= cost;
   *queued = true;
-  bool call = f->kind == DART__AM_CALL || f->kind == DART__AM_OWNER_CALL;
-  bool call_ends = call && x->call_bytes + f->bytes == f->len;
+  bool call_ends = is_call(f) && x->call_bytes + f->bytes == f->len;
   if (large) {
     ret = m->wire->send(func, m->w, u, at, need, buf);
     if (ret == DART_OK) {
@@ -283,7 +294,6 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
       x->credits += cost;
       x->consumed += head.pad; /* still u's, for the next fragment */
       *queued = false;
-      call_ends = false;
     }
   } else {
     m->calls[buf] += call_ends;
@@ -292,7 +302,7 @@ dart_ret_t dart__am__twosided_send(const char *func, dart__am_team_t *am,
      * next poll */
     if (m->frag_bytes - m->fill[buf] <= sizeof *f) (void)send_open(func, m, u);
   }
-  if (*queued && call)
+  if (*queued && is_call(f))
     x->call_bytes = call_ends ? 0 : x->call_bytes + f->bytes;
 out:
   dart__am__unlock(am, &m->lock);
@@ -322,7 +332,7 @@ static void take(channel_t *m, int u, const dart__am_frag_t *f,
   /* consumed once its handler runs: a reply the handler sends returns
    * its credit */
   dart__am__lock(am, &m->lock);
-  if (f->kind == DART__AM_REPLY || f->kind == DART__AM_FAILED) {
+  if (is_answer(f)) {
     x->replied = m->polls;
     x->reply_bytes += f->bytes;
     if (x->reply_bytes == f->len) {
