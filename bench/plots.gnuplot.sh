@@ -83,3 +83,13 @@ done
 plot "$term; set output 'stencil.png'; set logscale y; set key top right
 set xtics (1,2,4,8); set xlabel 'units'; set ylabel 'µs per iteration'
 set title 'Jacobi 1024x1024, time per iteration'" "${clauses[@]}"
+
+clauses=()
+for layout in node upn1 upn1.ucx; do
+  clauses+=("$(line "$(series coll allreduce dart $layout x 8)" "dart ($layout)")")
+done
+clauses+=("$(line "$(series coll allreduce mpi node x 8)" "MPI (node)")")
+clauses+=("$(line "$(series coll allreduce dart_mpi node x 8)" "DART-MPI (node)")")
+plot "$term; set output 'coll_allreduce.png'; set logscale y; set key top left
+set xtics (2,4,8); set xlabel 'units'; set ylabel 'µs per call'
+set title 'allreduce of one double (sum), time per call'" "${clauses[@]}"

@@ -12,6 +12,7 @@ $1 == "plan" && $8 != "us" { next } # MB/s and speedups follow from the times
   V[key] = $7
   SIZES[$1 SUBSEP $4 SUBSEP $5] = SIZES[$1 SUBSEP $4 SUBSEP $5] " " $6
   UNITS[$1 SUBSEP $4] = UNITS[$1 SUBSEP $4] " " $5
+  SEEN[$1] = 1
 }
 
 function val(b, o, i, l, u, s) {
@@ -167,6 +168,108 @@ function plan_table(layout,    ng, g, gi, pg, j, oi, o, nu, un, i, d, dg, p) {
   }
 }
 
+# The collectives (bench_coll) and DASH's reductions on them
+# (bench_dash_reduce): the operations, and the layouts bench_coll ran on.
+function coll_setup() {
+  ncoll_ops = split("barrier bcast allreduce allreduce_minmax reduce allgather gather scatter alltoall", coll_ops, " ")
+  ncoll_lays = split("node upn1 upn2 upn1.ucx", coll_lays, " ")
+  ndash_ops = split("reduce reduce_local minmax min_element", dash_ops, " ")
+}
+# An operation and its size as a name ("barrier": no size).
+function coll_name(op, s) {
+  return s == 0 ? op : op " " human(s)
+}
+# The goal of libdart's collective op against MPI's: at most MPI's time;
+# on the node the 8 B barrier, bcast and allreduce at 2 to 8 units half of
+# it, and the 1 MiB allreduce 0.8 of it.
+function coll_limit(op, lay, u, s) {
+  if (lay != "node") return 1
+  if ((op == "barrier" || op == "bcast" || op == "allreduce") && s <= 8 && u >= 2 && u <= 8) return 0.5
+  if (op == "allreduce" && s == 1048576) return 0.8
+  return 1
+}
+# Per layout, operation, unit count and size: libdart against MPI in the
+# same run, and against DART-MPI (its node rows: it has no emulated nodes).
+function coll_targets(    li, lay, nu, cu, oi, op, i, nsz, cs, j, d, mp, dm, n) {
+  for (li = 1; li <= ncoll_lays; li++) {
+    lay = coll_lays[li]
+    nu = distinct(UNITS["coll" SUBSEP lay], cu)
+    for (oi = 1; oi <= ncoll_ops; oi++) {
+      op = coll_ops[oi]
+      for (i = 1; i <= nu; i++) {
+        nsz = distinct(SIZES["coll" SUBSEP lay SUBSEP cu[i]], cs)
+        for (j = 1; j <= nsz; j++) {
+          d = val("coll", op, "dart", lay, cu[i], cs[j])
+          mp = val("coll", op, "mpi", lay, cu[i], cs[j])
+          dm = val("coll", op, "dart_mpi", "node", cu[i], cs[j])
+          if (d == "" && mp == "" && dm == "") continue # not a size of op
+          n = "collectives, " lay ", " cu[i] " units, " coll_name(op, cs[j])
+          target(n " vs MPI", d, mp, "<=", coll_limit(op, lay, cu[i], cs[j]))
+          target(n " vs DART-MPI" (lay == "node" ? "" : " (node)"), d, dm, "<=", 1)
+        }
+      }
+    }
+  }
+}
+# bench_coll's rows on one layout: libdart, MPI in the same run, DART-MPI
+# (node) and MPI in DART-MPI's run.
+function coll_table(lay,    nu, cu, oi, op, i, nsz, cs, j, d, mp, dm, dmp) {
+  nu = distinct(UNITS["coll" SUBSEP lay], cu)
+  if (nu == 0) return
+  printf "\n#### %s (µs per call, the slowest unit)\n\n", lay
+  print "| op | size | units | dart | mpi | dart / mpi | dart_mpi" (lay == "node" ? "" : " (node)") " | dart / dart_mpi | mpi in DART-MPI's run |"
+  print "|---|---|---|---|---|---|---|---|---|"
+  for (oi = 1; oi <= ncoll_ops; oi++) {
+    op = coll_ops[oi]
+    for (i = 1; i <= nu; i++) {
+      nsz = distinct(SIZES["coll" SUBSEP lay SUBSEP cu[i]], cs)
+      for (j = 1; j <= nsz; j++) {
+        d = val("coll", op, "dart", lay, cu[i], cs[j])
+        mp = val("coll", op, "mpi", lay, cu[i], cs[j])
+        dm = val("coll", op, "dart_mpi", "node", cu[i], cs[j])
+        dmp = val("coll", op, "mpi_dart_mpi", "node", cu[i], cs[j])
+        if (d == "" && mp == "" && dm == "") continue
+        printf "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", op, cs[j] == 0 ? "-" : human(cs[j]), cu[i], fmt(d), fmt(mp), (d != "" && mp != "" && mp > 0) ? sprintf("%.3g", d / mp) : "-", fmt(dm), (d != "" && dm != "" && dm > 0) ? sprintf("%.3g", d / dm) : "-", fmt(dmp)
+      }
+    }
+  }
+}
+# DASH's reductions on libdart against DASH on DART-MPI, per unit count.
+function dash_targets(    nu, du, oi, op, i, nsz, ds, j, a, b) {
+  nu = distinct(UNITS["dash" SUBSEP "node"], du)
+  for (oi = 1; oi <= ndash_ops; oi++) {
+    op = dash_ops[oi]
+    for (i = 1; i <= nu; i++) {
+      nsz = distinct(SIZES["dash" SUBSEP "node" SUBSEP du[i]], ds)
+      for (j = 1; j <= nsz; j++) {
+        a = val("dash", op, "dash_libdart", "node", du[i], ds[j])
+        b = val("dash", op, "dash_dart_mpi", "node", du[i], ds[j])
+        if (a == "" && b == "") continue
+        target("DASH " op " (" human(ds[j]) "), node, " du[i] " units, on libdart vs on DART-MPI", a, b, "<=", 1)
+      }
+    }
+  }
+}
+function dash_table(    nu, du, oi, op, i, nsz, ds, j, a, b) {
+  nu = distinct(UNITS["dash" SUBSEP "node"], du)
+  if (nu == 0) return
+  printf "\n#### node (µs per call, the slowest unit)\n\n"
+  print "| op | size | units | DASH on libdart | DASH on DART-MPI | libdart / DART-MPI |"
+  print "|---|---|---|---|---|---|"
+  for (oi = 1; oi <= ndash_ops; oi++) {
+    op = dash_ops[oi]
+    for (i = 1; i <= nu; i++) {
+      nsz = distinct(SIZES["dash" SUBSEP "node" SUBSEP du[i]], ds)
+      for (j = 1; j <= nsz; j++) {
+        a = val("dash", op, "dash_libdart", "node", du[i], ds[j])
+        b = val("dash", op, "dash_dart_mpi", "node", du[i], ds[j])
+        if (a == "" && b == "") continue
+        printf "| %s | %s | %d | %s | %s | %s |\n", op, human(ds[j]), du[i], fmt(a), fmt(b), (a != "" && b != "" && b > 0) ? sprintf("%.3g", a / b) : "-"
+      }
+    }
+  }
+}
+
 END {
   print "### Targets"
   print ""
@@ -277,6 +380,9 @@ END {
   # MPI and OpenSHMEM's put + quiet + flag
   target("node, 8 B ping-pong, put with signal + wait vs MPI_Send/MPI_Recv", val("pingpong", "put_signal", "dart", "node", 2, 8), val("pingpong", "put_signal", "mpi", "node", 2, 8), "<=", 0.2)
   target("node, 8 B ping-pong, put with signal + wait vs OpenSHMEM put + quiet + flag", val("pingpong", "put_signal", "dart", "node", 2, 8), val("pingpong", "put_signal", "shmem", "node", 2, 8), "<", 1)
+  coll_setup()
+  coll_targets()
+  dash_targets()
 
   print ""
   print "### Latency and bandwidth"
@@ -371,4 +477,15 @@ END {
   nsz = split("4096 65536 1048576 16777216", st, " ")
   for (j = 1; j <= nsz; j++)
     by_units(human(st[j]) " per unit", "alloc", "alloc_free", "node", st[j], "dart|mpi_shared", 2, "µs")
+  if ("coll" in SEEN) {
+    print ""
+    print "### Collectives (bench_coll: libdart, MPI's call, DART-MPI)"
+    for (li = 1; li <= ncoll_lays; li++)
+      coll_table(coll_lays[li])
+  }
+  if ("dash" in SEEN) {
+    print ""
+    print "### DASH's reductions (bench_dash_reduce: DASH on libdart and on DART-MPI)"
+    dash_table()
+  }
 }
