@@ -11,12 +11,21 @@
  *   with DART_TOPOLOGY, the shape on the command line: --shape P,M,C,T
  *   (packages, NUMA nodes per package, cores per NUMA node, PUs per core),
  *   --caches L1,L2,L3 (bytes; L1 and L2 per core, L3 per NUMA node) or
- *   none, --numa-mib X (memory per NUMA node); every unit sits on core
- *   (node rank mod cores), as no unit is bound to a core of such a topology;
+ *   none, --numa-mib X (memory per NUMA node; without it the topology
+ *   sizes no memory: this host's, shared evenly by the NUMA nodes),
+ *   --mhz A,B,... (the clocks the topology records, cycled over the cores)
+ *   and --mbps A,B,... (the bandwidth it records for each NUMA node from
+ *   its cores, in MB/s); every unit sits on core (node rank mod cores), as
+ *   no unit is bound to a core of such a topology;
  *   without it, this machine as hwloc describes it, each unit on the core
- *   it reports, which it checks against its own binding.
- * --bad-topology: dart_init must fail with DART_ERR_INVAL and one log line
- * naming DART_TOPOLOGY's value.
+ *   it reports, which it checks against its own binding, with the clock
+ *   cpufreq or /proc/cpuinfo shows and hwloc's bandwidth.
+ * Clocks and bandwidths the topology does not give are DART_CPU_MHZ and
+ * DART_SHMEM_MBPS (or DASH_MAX_SHMEM_MBPS), else 2000 MHz and 1235 MB/s.
+ * Every unit also computes DASH's load-balancing weights from all records
+ * and splits elements by them, as DASH's LoadBalancePattern does.
+ * --bad-env NAME: the variable NAME holds a value dart_init must refuse,
+ * with DART_ERR_INVAL and one log line naming NAME and the value.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,6 +35,7 @@
 #include <dart/dart_locality.h>
 #include <hwloc.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,6 +60,9 @@ typedef struct {
   long long system_bytes;
   int cache_size[3][MAX_CORES], cache_line[3][MAX_CORES],
       cache_id[3][MAX_CORES];
+  int mhz_min[MAX_CORES], mhz_max[MAX_CORES]; /* core -> its clock */
+  bool mhz_sampled; /* clocks of the moment (/proc/cpuinfo): near, not equal */
+  int mbps[MAX_CORES]; /* core -> bandwidth to its NUMA node, MB/s */
 } model_t;
 
 static model_t hw;
@@ -62,12 +75,55 @@ static int bytes_field(long long b)
   return b < 0 ? -1 : b > INT_MAX ? INT_MAX : (int)b;
 }
 
-static int mib(long long b) { return b < 0 ? -1 : (int)(b >> 20); }
+static int mib(long long b)
+{
+  return b < 0 ? -1 : b < (1 << 20) ? 1 : (int)(b >> 20);
+}
+
+/* The configured fallbacks (guide, "Configuration"). */
+static int fallback_mhz(void)
+{
+  const char *v = getenv("DART_CPU_MHZ");
+  return v && v[0] ? atoi(v) : 2000;
+}
+
+static int fallback_mbps(void)
+{
+  const char *v = getenv("DART_SHMEM_MBPS");
+  if (v == NULL || v[0] == '\0') v = getenv("DASH_MAX_SHMEM_MBPS");
+  return v && v[0] ? atoi(v) : 1235;
+}
+
+static long long host_bytes(void)
+{
+  return (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+}
+
+/* Up to max comma-separated numbers; returns how many. */
+static int number_list(const char *text, int *out, int max)
+{
+  int n = 0;
+  for (const char *p = text; n < max && *p;) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p) break;
+    out[n++] = (int)v;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return n;
+}
+
+/* MiB/s (hwloc's unit) in MB/s, rounded. */
+static int mib_to_mb(unsigned long long mib)
+{
+  return (int)llround((double)mib * 1048576.0 / 1e6);
+}
 
 /* The model from --shape/--caches/--numa-mib. */
 static bool model_from_args(int argc, char **argv)
 {
   int p = 0, m = 0, c = 0, t = 0, caches[3] = {-1, -1, -1};
+  int mhz[MAX_CORES], nmhz = 0, mbps[MAX_CORES], nmbps = 0;
   long long numa_mib = -1;
   bool have_shape = false;
   for (int i = 1; i + 1 < argc; i++) {
@@ -78,21 +134,31 @@ static bool model_from_args(int argc, char **argv)
       sscanf(argv[i + 1], "%d,%d,%d", &caches[0], &caches[1], &caches[2]);
     else if (strcmp(argv[i], "--numa-mib") == 0)
       numa_mib = atoll(argv[i + 1]);
+    else if (strcmp(argv[i], "--mhz") == 0)
+      nmhz = number_list(argv[i + 1], mhz, MAX_CORES);
+    else if (strcmp(argv[i], "--mbps") == 0)
+      nmbps = number_list(argv[i + 1], mbps, MAX_CORES);
   }
   if (!have_shape || p * m * c > MAX_CORES || p * m * c <= 0) return false;
   hw.placed = true;
   hw.ncores = p * m * c;
   hw.nnuma = p * m;
   hw.nsockets = p;
-  hw.system_bytes = numa_mib < 0 ? -1 : (numa_mib << 20) * hw.nnuma;
+  /* a topology without memory figures: this host's, shared evenly */
+  hw.system_bytes =
+      numa_mib < 0 ? host_bytes() : (numa_mib << 20) * hw.nnuma;
   for (int n = 0; n < hw.nnuma; n++) {
     hw.numa_cores[n] = c;
-    hw.numa_bytes[n] = numa_mib < 0 ? -1 : numa_mib << 20;
+    hw.numa_bytes[n] =
+        numa_mib < 0 ? hw.system_bytes / hw.nnuma : numa_mib << 20;
   }
   for (int k = 0; k < hw.ncores; k++) {
     hw.numa_of[k] = k / c;
     hw.first_pu[k] = k * t;
     hw.pus[k] = t;
+    hw.mhz_min[k] = hw.mhz_max[k] = nmhz ? mhz[k % nmhz] : fallback_mhz();
+    hw.mbps[k] = hw.numa_of[k] < nmbps ? mbps[hw.numa_of[k]]
+                                       : fallback_mbps();
     for (int l = 0; l < 3; l++) {
       hw.cache_size[l][k] = caches[l];
       hw.cache_line[l][k] = caches[l] < 0 ? -1 : 64;
@@ -100,6 +166,42 @@ static bool model_from_args(int argc, char **argv)
     }
   }
   return true;
+}
+
+/* cpufreq's limit of a CPU in MHz, 0 where the kernel does not say. */
+static int cpufreq_mhz(unsigned cpu, const char *which)
+{
+  char path[128];
+  snprintf(path, sizeof path,
+           "/sys/devices/system/cpu/cpu%u/cpufreq/cpuinfo_%s_freq", cpu,
+           which);
+  FILE *f = fopen(path, "r");
+  long khz = 0;
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &khz) != 1) khz = 0;
+    fclose(f);
+  }
+  return (int)(khz / 1000);
+}
+
+/* The lowest and highest "cpu MHz" of /proc/cpuinfo, rounded (0: none). */
+static void cpuinfo_clocks(int *lo, int *hi)
+{
+  *lo = *hi = 0;
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f == NULL) return;
+  char line[4096];
+  double min = 0, max = 0;
+  while (fgets(line, sizeof line, f)) {
+    double mhz;
+    if (sscanf(line, "cpu MHz : %lf", &mhz) == 1) {
+      if (min == 0 || mhz < min) min = mhz;
+      if (mhz > max) max = mhz;
+    }
+  }
+  fclose(f);
+  *lo = (int)lround(min);
+  *hi = (int)lround(max);
 }
 
 /* The model of this machine, and this unit's binding. */
@@ -114,13 +216,14 @@ static bool model_from_machine(void)
   hw.ncores = hwloc_get_nbobjs_by_type(topo, core_type);
   hw.nnuma = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
   int sockets = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
-  hw.nsockets = sockets > 0 ? sockets : -1;
+  hw.nsockets = sockets > 0 ? sockets : 1;
   if (hw.ncores > MAX_CORES || hw.nnuma > MAX_CORES) {
     hwloc_topology_destroy(topo);
     return false;
   }
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  hw.system_bytes = (long long)pages * page;
+  hw.system_bytes = host_bytes();
+  int lo_mhz, hi_mhz;
+  cpuinfo_clocks(&lo_mhz, &hi_mhz);
   for (int n = 0; n < hw.nnuma; n++) {
     hwloc_obj_t numa = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n);
     hw.numa_cores[n] =
@@ -148,13 +251,38 @@ static bool model_from_machine(void)
     for (int l = 0; l < 3; l++)
       hw.cache_size[l][k] = hw.cache_line[l][k] = hw.cache_id[l][k] = -1;
     for (hwloc_obj_t o = core->parent; o; o = o->parent) {
-      if (!hwloc_obj_type_is_dcache(o->type)) continue;
+      if (!hwloc_obj_type_is_dcache(o->type) || o->attr->cache.size == 0)
+        continue;
       int l = (int)o->attr->cache.depth - 1;
       if (l < 0 || l > 2) continue;
       hw.cache_size[l][k] = (int)o->attr->cache.size;
-      hw.cache_line[l][k] = (int)o->attr->cache.linesize;
+      hw.cache_line[l][k] =
+          o->attr->cache.linesize ? (int)o->attr->cache.linesize : 64;
       hw.cache_id[l][k] = (int)o->logical_index;
     }
+    /* cpufreq's limits of the core's CPU, else /proc/cpuinfo's clock */
+    unsigned os = hwloc_get_obj_inside_cpuset_by_type(topo, core->cpuset,
+                                                      HWLOC_OBJ_PU, 0)
+                      ->os_index;
+    hw.mhz_min[k] = cpufreq_mhz(os, "min");
+    hw.mhz_max[k] = cpufreq_mhz(os, "max");
+    if (hw.mhz_min[k] <= 0 || hw.mhz_max[k] < hw.mhz_min[k]) {
+      hw.mhz_min[k] = hw.mhz_max[k] = hi_mhz > 0 ? hi_mhz : fallback_mhz();
+      hw.mhz_sampled = hi_mhz > lo_mhz;
+    }
+    /* hwloc's bandwidth from the core to its NUMA node */
+    hwloc_obj_t numa = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE,
+                                             (unsigned)hw.numa_of[k]);
+    struct hwloc_location from = {.type = HWLOC_LOCATION_TYPE_CPUSET,
+                                  .location.cpuset = core->cpuset};
+    hwloc_uint64_t bw = 0;
+    hw.mbps[k] = numa != NULL &&
+                         hwloc_memattr_get_value(topo,
+                                                 HWLOC_MEMATTR_ID_BANDWIDTH,
+                                                 numa, &from, 0, &bw) == 0 &&
+                         bw > 0
+                     ? mib_to_mb(bw)
+                     : fallback_mbps();
   }
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
   if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
@@ -470,6 +598,34 @@ static void check_team_tree(int line, dart_team_t team,
   check_shape_at(line, root);
 }
 
+/* What a client may compute with is positive whatever the topology: the
+ * counts, clocks, bandwidth and memory, and the caches the core has (a
+ * level it lacks is -1 throughout). */
+static void check_usable(int line, int u, const dart_hwinfo_t *h)
+{
+  if (h->num_cores < 1 || h->num_numa < 1 || h->num_sockets < 1 ||
+      h->min_threads < 1 || h->max_threads < h->min_threads ||
+      h->min_cpu_mhz < 1 || h->max_cpu_mhz < h->min_cpu_mhz ||
+      h->max_shmem_mbps < 1 || h->system_memory_bytes < 1 ||
+      h->numa_memory_bytes < 1 ||
+      h->numa_memory_bytes > h->system_memory_bytes)
+    FAIL_AT(line, "unit %d: a value clients compute with is not usable: "
+            "cores %d numa %d sockets %d threads %d..%d MHz %d..%d "
+            "shmem %d MB/s memory %d MiB NUMA %d MiB", u, h->num_cores,
+            h->num_numa, h->num_sockets, h->min_threads, h->max_threads,
+            h->min_cpu_mhz, h->max_cpu_mhz, h->max_shmem_mbps,
+            h->system_memory_bytes, h->numa_memory_bytes);
+  for (int l = 0; l < DART_LOCALITY_MAX_CACHE_LEVELS; l++) {
+    bool absent = h->cache_sizes[l] == -1 && h->cache_line_sizes[l] == -1 &&
+                  h->cache_ids[l] == -1;
+    if (!absent && (h->cache_sizes[l] < 1 || h->cache_line_sizes[l] < 1 ||
+                    h->cache_ids[l] < 0))
+      FAIL_AT(line, "unit %d: L%d cache %d bytes, lines of %d, id %d", u,
+              l + 1, h->cache_sizes[l], h->cache_line_sizes[l],
+              h->cache_ids[l]);
+  }
+}
+
 /* The records of team's units: hardware of the model, leaf tags of the
  * tree checked last, the node as the team numbers it. */
 static void check_records(int line, dart_team_t team, const int *members,
@@ -497,11 +653,16 @@ static void check_records(int line, dart_team_t team, const int *members,
               "(want '%s') host '%s' (want '%s')", u, team, rec->unit.id,
               rec->team, rec->domain_tag, leaf_tag[u], h->host, host);
     const int numa = hw.numa_of[c];
-    if (h->num_cores != hw.ncores || h->num_numa != hw.nnuma ||
+    /* the node's cores shared among the team's units there, as DART-MPI
+     * reports them (DASH starts a thread per core of a unit) */
+    int peers = 0;
+    for (int v = 0; v < n; v++) peers += node_of(members[v]) == node_of(u);
+    const int cores = hw.ncores / peers > 0 ? hw.ncores / peers : 1;
+    if (h->num_cores != cores || h->num_numa != hw.nnuma ||
         h->numa_id != numa || h->num_sockets != hw.nsockets ||
         h->core_id != c || h->min_threads != 1 || h->max_threads != hw.pus[c])
       FAIL_AT(line, "unit %d: cores %d/%d numa %d/%d id %d/%d sockets %d/%d "
-              "core %d/%d threads %d,%d/%d", u, h->num_cores, hw.ncores,
+              "core %d/%d threads %d,%d/%d", u, h->num_cores, cores,
               h->num_numa, hw.nnuma, h->numa_id, numa, h->num_sockets,
               hw.nsockets, h->core_id, c, h->min_threads, h->max_threads,
               hw.pus[c]);
@@ -523,15 +684,22 @@ static void check_records(int line, dart_team_t team, const int *members,
         FAIL_AT(line, "unit %d: L%d cache %d", u, l + 1, h->cache_sizes[l]);
     if (h->system_memory_bytes != mib(hw.system_bytes) ||
         h->numa_memory_bytes != mib(hw.numa_bytes[numa]) ||
-        h->max_shmem_mbps != -1)
-      FAIL_AT(line, "unit %d: memory %d/%d MiB, NUMA %d/%d MiB, shmem %d",
-              u, h->system_memory_bytes, mib(hw.system_bytes),
+        h->max_shmem_mbps != hw.mbps[c])
+      FAIL_AT(line, "unit %d: memory %d/%d MiB, NUMA %d/%d MiB, shmem "
+              "%d/%d MB/s", u, h->system_memory_bytes, mib(hw.system_bytes),
               h->numa_memory_bytes, mib(hw.numa_bytes[numa]),
-              h->max_shmem_mbps);
-    if (hw.placed ? h->min_cpu_mhz != -1 || h->max_cpu_mhz != -1
-                  : h->min_cpu_mhz > h->max_cpu_mhz || h->min_cpu_mhz == 0)
-      FAIL_AT(line, "unit %d: MHz %d..%d", u, h->min_cpu_mhz,
-              h->max_cpu_mhz);
+              h->max_shmem_mbps, hw.mbps[c]);
+    /* clocks of the moment: the same within a quarter */
+    bool mhz_ok = hw.mhz_sampled
+                      ? h->min_cpu_mhz == h->max_cpu_mhz &&
+                            abs(h->max_cpu_mhz - hw.mhz_max[c]) <=
+                                hw.mhz_max[c] / 4.0
+                      : h->min_cpu_mhz == hw.mhz_min[c] &&
+                            h->max_cpu_mhz == hw.mhz_max[c];
+    if (!mhz_ok)
+      FAIL_AT(line, "unit %d: MHz %d..%d, want %d..%d", u, h->min_cpu_mhz,
+              h->max_cpu_mhz, hw.mhz_min[c], hw.mhz_max[c]);
+    check_usable(line, u, h);
     const dart_locality_scope_pos_t want[4] = {
         {DART_LOCALITY_SCOPE_CORE, c},
         {DART_LOCALITY_SCOPE_NUMA, numa},
@@ -546,6 +714,126 @@ static void check_records(int line, dart_team_t team, const int *members,
     if (!scopes_ok)
       FAIL_AT(line, "unit %d: %d scopes, first (%d,%d)", u, h->num_scopes,
               (int)h->scopes[0].scope, h->scopes[0].index);
+  }
+}
+
+/* ---- load balancing as DASH computes it ---- */
+
+/*
+ * The weights of DASH's LoadBalancePattern (dash/pattern/
+ * LoadBalancePattern.h) from the records of n units, in DASH's arithmetic
+ * (int products, then double): UnitClockFreqMeasure (cores x threads x
+ * max MHz over its mean), BytesPerCycleMeasure (max(0, bandwidth) over
+ * threads x max MHz, over its mean), their product over its mean. Threads
+ * are max_threads with DASH_MAX_SMT, else min_threads.
+ */
+static void dash_weights(dart_hwinfo_t *const *h, int n, bool smt,
+                         double *cpu, double *mem, double *load)
+{
+  double cpu_sum = 0, mem_sum = 0, load_sum = 0;
+  for (int u = 0; u < n; u++) {
+    int threads = smt ? h[u]->max_threads : h[u]->min_threads;
+    cpu[u] = h[u]->num_cores * threads * h[u]->max_cpu_mhz;
+    cpu_sum += cpu[u];
+    double bw = h[u]->max_shmem_mbps > 0 ? h[u]->max_shmem_mbps : 0;
+    double fq = threads * h[u]->max_cpu_mhz;
+    mem[u] = bw / fq;
+    mem_sum += mem[u];
+  }
+  for (int u = 0; u < n; u++) {
+    cpu[u] /= cpu_sum / n;
+    mem[u] /= mem_sum / n;
+    load[u] = cpu[u] * mem[u];
+    load_sum += load[u];
+  }
+  if (load_sum > 0)
+    for (int u = 0; u < n; u++) load[u] /= load_sum / n;
+}
+
+/* DASH's local sizes of total elements by those weights (finite ones):
+ * floor, or ceil above the mean, and the rest to the largest. */
+static void dash_split(const double *load, int n, size_t total,
+                       size_t *sizes)
+{
+  if (n == 1) {
+    sizes[0] = total;
+    return;
+  }
+  double balanced = (double)total / n;
+  size_t assigned = 0, largest = 0;
+  int largest_unit = 0;
+  for (int u = 0; u < n; u++) {
+    size_t size = load[u] > 1 ? (size_t)ceil(load[u] * balanced)
+                              : (size_t)floor(load[u] * balanced);
+    if (size > largest) {
+      largest = size;
+      largest_unit = u;
+    }
+    assigned += size;
+    sizes[u] = size;
+  }
+  sizes[largest_unit] += total - assigned;
+}
+
+/*
+ * The weights of every unit of DART_TEAM_ALL are finite and positive
+ * (equal hardware: 1, but for DASH's rounding of the means), and a split by
+ * them gives every unit its weighted share within one element per unit
+ * (the rest of the rounding goes to one unit), all adding up to the total;
+ * a negative size would wrap to far beyond it.
+ * DASH's rule rounds every share above the mean up and gives the excess
+ * back from the largest share, which wraps where there are fewer elements
+ * than that excess: the totals here are n * n at least. And from 9 units
+ * on, equal weights can round to just above 1 (some clocks and
+ * bandwidths), which does the same: this check runs up to 8 units.
+ */
+static void test_load_balance(void)
+{
+  if (nunits > 8) return;
+  dart_hwinfo_t *h[MAX_UNITS];
+  for (int u = 0; u < nunits; u++) {
+    dart_unit_locality_t *rec = NULL;
+    CHECK_OK(dart_unit_locality(DART_TEAM_ALL, DART_TEAM_UNIT_ID(u), &rec));
+    if (rec == NULL) return;
+    h[u] = &rec->hwinfo;
+  }
+  bool equal = true;
+  for (int u = 1; u < nunits; u++)
+    equal = equal && h[u]->num_cores == h[0]->num_cores &&
+            h[u]->min_threads == h[0]->min_threads &&
+            h[u]->max_threads == h[0]->max_threads &&
+            h[u]->max_cpu_mhz == h[0]->max_cpu_mhz &&
+            h[u]->max_shmem_mbps == h[0]->max_shmem_mbps;
+  const size_t totals[] = {(size_t)nunits * nunits, 2017, 1000003,
+                           (size_t)1 << 40};
+  for (int smt = 0; smt < 2; smt++) {
+    double cpu[MAX_UNITS], mem[MAX_UNITS], load[MAX_UNITS];
+    dash_weights(h, nunits, smt, cpu, mem, load);
+    bool usable = true;
+    for (int u = 0; u < nunits; u++) {
+      if (!isfinite(cpu[u]) || !isfinite(mem[u]) || !isfinite(load[u]) ||
+          cpu[u] <= 0 || mem[u] <= 0 || load[u] <= 0 ||
+          (equal && (fabs(cpu[u] - 1) > 1e-12 || fabs(mem[u] - 1) > 1e-12 ||
+                     fabs(load[u] - 1) > 1e-12))) {
+        FAILF("DASH's weights of unit %d (smt %d): cpu %g, memory %g, "
+              "load %g", u, smt, cpu[u], mem[u], load[u]);
+        usable = false;
+      }
+    }
+    if (!usable) continue;
+    for (size_t i = 0; i < sizeof totals / sizeof *totals; i++) {
+      size_t sizes[MAX_UNITS], sum = 0;
+      dash_split(load, nunits, totals[i], sizes);
+      for (int u = 0; u < nunits; u++) {
+        sum += sizes[u];
+        double share = load[u] * (double)totals[i] / nunits;
+        if (sizes[u] > totals[i] || fabs((double)sizes[u] - share) > nunits)
+          FAILF("%zu elements by DASH's weights: unit %d (weight %g) gets "
+                "%zu", totals[i], u, load[u], sizes[u]);
+      }
+      if (sum != totals[i])
+        FAILF("%zu elements by DASH's weights add up to %zu", totals[i], sum);
+    }
   }
 }
 
@@ -1594,11 +1882,14 @@ static void test_rebuild(void)
   free(before);
 }
 
-/* ---- DART_TOPOLOGY that hwloc cannot load ---- */
+/* ---- configuration dart_init refuses: a DART_TOPOLOGY that hwloc
+ * cannot load, a clock or bandwidth that is no positive number ---- */
 
-static int bad_topology(int argc, char **argv)
+static int bad_env(const char *name, int argc, char **argv)
 {
-  const char *value = getenv("DART_TOPOLOGY");
+  const char *value = getenv(name);
+  char want[512];
+  snprintf(want, sizeof want, "%s='%s'", name, value ? value : "");
   capture_init();
   capture_begin();
   dart_ret_t ret = dart_init(&argc, &argv);
@@ -1606,14 +1897,12 @@ static int bad_topology(int argc, char **argv)
   int lines = capture_end(text, sizeof text);
   int failures = 0;
   if (ret != DART_ERR_INVAL || dart_initialized()) {
-    fprintf(stderr, "FAIL: dart_init returned %d with DART_TOPOLOGY='%s'\n",
-            (int)ret, value ? value : "");
+    fprintf(stderr, "FAIL: dart_init returned %d with %s\n", (int)ret, want);
     failures++;
   }
-  if (lines != 1 || value == NULL || strstr(text, value) == NULL ||
-      strstr(text, "DART_TOPOLOGY") == NULL) {
-    fprintf(stderr, "FAIL: dart_init logged %d lines, not one naming "
-            "DART_TOPOLOGY='%s': \"%s\"\n", lines, value ? value : "", text);
+  if (lines != 1 || value == NULL || strstr(text, want) == NULL) {
+    fprintf(stderr, "FAIL: dart_init logged %d lines, not one naming %s: "
+            "\"%s\"\n", lines, want, text);
     failures++;
   }
   if (ret == DART_OK) dart_exit();
@@ -1623,9 +1912,9 @@ static int bad_topology(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-  for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--bad-topology") == 0)
-      return bad_topology(argc, argv);
+  for (int i = 1; i + 1 < argc; i++)
+    if (strcmp(argv[i], "--bad-env") == 0)
+      return bad_env(argv[i + 1], argc, argv);
 
   /* not initialised yet: counted with the checks after dart_init */
   capture_init();
@@ -1680,6 +1969,7 @@ int main(int argc, char **argv)
   if (root == NULL) return dart_test_finish();
   check_team_tree(__LINE__, DART_TEAM_ALL, root, all_units, nunits);
   check_records(__LINE__, DART_TEAM_ALL, all_units, nunits);
+  test_load_balance();
   test_queries(root);
   test_unit_domain(root);
   test_clone_assign(root);

@@ -270,18 +270,26 @@ typedef struct {
 
 /**
  * Hardware information of a unit: hwloc's view of its node (or of the
- * topology DART_TOPOLOGY names). A value that is not known is -1.
+ * topology DART_TOPOLOGY names). Every figure a client may compute with
+ * (counts, clocks, bandwidth, memory) is positive: measured where the
+ * machine tells it, else the configured fallback (DART_CPU_MHZ,
+ * DART_SHMEM_MBPS). A cache level the unit's core does not have is -1 in
+ * cache_sizes, cache_line_sizes and cache_ids.
  */
 typedef struct {
   char host[DART_LOCALITY_HOST_MAX_SIZE]; /**< host name of the node */
-  int num_cores;   /**< number of cores of the node */
+  int num_cores;   /**< cores of the unit: in dart_unit_locality's records
+                        its node's cores shared evenly among the team's
+                        units there, at least 1 (clients start a thread on
+                        each) */
   int num_numa;    /**< number of NUMA domains of the node */
   int numa_id;     /**< the NUMA domain of the unit's core */
   int num_sockets; /**< number of processor packages of the node */
   int core_id;     /**< the unit's core (hwloc's logical index) */
   int cpu_id;      /**< the unit's logical CPU (hwloc's logical index) */
-  int min_cpu_mhz; /**< lowest clock frequency of the CPUs, in MHz */
-  int max_cpu_mhz; /**< highest clock frequency of the CPUs, in MHz */
+  int min_cpu_mhz; /**< lowest clock frequency of the unit's CPU, in MHz
+                        (equal to max_cpu_mhz where one clock is known) */
+  int max_cpu_mhz; /**< highest clock frequency of the unit's CPU, in MHz */
   /** cache sizes in bytes by level, L1 first */
   int cache_sizes[DART_LOCALITY_MAX_CACHE_LEVELS];
   /** cache line sizes in bytes by level, L1 first */
@@ -290,7 +298,8 @@ typedef struct {
   int cache_ids[DART_LOCALITY_MAX_CACHE_LEVELS];
   int min_threads; /**< fewest hardware threads per core */
   int max_threads; /**< most hardware threads per core */
-  int max_shmem_mbps;      /**< shared-memory bandwidth in MB/s */
+  int max_shmem_mbps;      /**< bandwidth from the unit's core to its NUMA
+                                domain's memory, in MB/s */
   int system_memory_bytes; /**< memory of the node, in MiB (an int holds
                                 no more) */
   int numa_memory_bytes;   /**< memory of the unit's NUMA domain, in

@@ -17,10 +17,16 @@ typedef enum {
   ENV_BOOL,
   ENV_SIZE,
   ENV_TRANSPORT,
-  ENV_REUSE,  /* "latest" or "delayed" */
-  ENV_DEVICE, /* "auto" (-1) or an index */
-  ENV_STRING /* a char array of DART__ENV_STRING_MAX */
+  ENV_REUSE,    /* "latest" or "delayed" */
+  ENV_DEVICE,   /* "auto" (-1) or an index */
+  ENV_STRING,   /* a char array of DART__ENV_STRING_MAX */
+  ENV_POSITIVE, /* 1 to INT_MAX */
+  ENV_MHZ       /* 1 to MHZ_MAX */
 } env_kind_t;
+
+/* A clock above 100 GHz is a kHz or Hz figure by mistake; below it,
+ * DASH's int product cores * threads * MHz stays within an int. */
+#define MHZ_MAX 100000
 
 typedef struct {
   const char *name;
@@ -112,7 +118,32 @@ static const env_var_t env_table[] = {
    "hwloc topology of every node: empty = this machine, *.xml = an XML "
    "file, else a synthetic description",
    offsetof(dart__config_t, topology)},
+  {"DART_CPU_MHZ", ENV_MHZ, "2000",
+   "CPU clock in MHz that dart_unit_locality reports where neither "
+   "cpufreq nor /proc/cpuinfo (this machine) nor DART_TOPOLOGY's XML "
+   "(a recorded one) gives it",
+   offsetof(dart__config_t, cpu_mhz)},
+  {"DART_SHMEM_MBPS", ENV_POSITIVE, "1235",
+   "shared-memory bandwidth in MB/s that dart_unit_locality reports where "
+   "hwloc gives none (DART-MPI's figure); where unset, DART-MPI's "
+   "DASH_MAX_SHMEM_MBPS stands in",
+   offsetof(dart__config_t, shmem_mbps)},
 };
+
+/* DART-MPI's names of our variables, which DASH users set: read where
+ * ours is unset or empty */
+static const struct {
+  const char *name, *alias;
+} env_aliases[] = {
+  {"DART_SHMEM_MBPS", "DASH_MAX_SHMEM_MBPS"},
+};
+
+static const char *alias_of(const char *name)
+{
+  for (size_t i = 0; i < sizeof env_aliases / sizeof *env_aliases; i++)
+    if (strcmp(env_aliases[i].name, name) == 0) return env_aliases[i].alias;
+  return NULL;
+}
 
 static const char *const level_names[] = {"error", "warn", "info", "debug",
                                           "trace"};
@@ -205,6 +236,17 @@ static int parse_one(const env_var_t *var, const char *text)
       if (strlen(text) >= DART__ENV_STRING_MAX) return -1;
       strcpy((char *)field, text);
       return 0;
+    case ENV_POSITIVE:
+    case ENV_MHZ: {
+      char *end;
+      errno = 0;
+      long value = strtol(text, &end, 10);
+      long max = var->kind == ENV_MHZ ? MHZ_MAX : INT_MAX;
+      if (errno || end == text || *end != '\0' || value < 1 || value > max)
+        return -1;
+      *(int *)field = (int)value;
+      return 0;
+    }
   }
   return -1;
 }
@@ -216,10 +258,14 @@ int dart__base__env_parse(void)
     const env_var_t *var = &env_table[i];
     int ret = parse_one(var, var->default_value);
     (void)ret; /* defaults parse by construction */
-    const char *text = getenv(var->name);
+    const char *name = var->name, *text = getenv(name);
+    if ((text == NULL || text[0] == '\0') && alias_of(name) != NULL) {
+      name = alias_of(name);
+      text = getenv(name);
+    }
     if (text != NULL && text[0] != '\0' && parse_one(var, text) != 0) {
-      DART_LOG_ERROR_IN("dart_init", "%s='%s' is not valid (%s)", var->name,
-                        text, var->description);
+      DART_LOG_ERROR_IN("dart_init", "%s='%s' is not valid (%s)", name, text,
+                        var->description);
       status = -1;
     }
   }
@@ -247,6 +293,8 @@ void dart__base__env_print(FILE *out)
         /* fall through */
       case ENV_COUNT:
       case ENV_BOOL:
+      case ENV_POSITIVE:
+      case ENV_MHZ:
         snprintf(value, sizeof value, "%d", *(const int *)field);
         break;
       case ENV_SIZE:

@@ -36,6 +36,9 @@ typedef struct {
   size_t plan_lend;       /* DART_PLAN_LEND, bytes */
   size_t am_queue;        /* DART_AM_QUEUE, bytes */
   int owner_atomics;      /* DART_OWNER_ATOMICS */
+  int cpu_mhz;            /* DART_CPU_MHZ, the clock where none is known */
+  int shmem_mbps;         /* DART_SHMEM_MBPS (or DASH_MAX_SHMEM_MBPS), the
+                             bandwidth where none is known */
 } dart__config_t;
 
 extern dart__config_t dart__base__config;

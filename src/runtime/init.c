@@ -17,6 +17,7 @@
 #include "onesided/onesided.h"
 #include "plan/plan.h"
 #include "progress/progress.h"
+#include "team/locality.h"
 #include "team/team.h"
 #include "transport/acc_queue.h"
 #include "transport/transport.h"
@@ -175,6 +176,7 @@ static void write_info(FILE *out)
   fprintf(out, "thread support: %s; progress thread: %s\n",
           dart__rt.thread_level == DART_THREAD_MULTIPLE ? "multiple" : "single",
           dart__base__config.progress_thread ? "yes" : "no");
+  dart__team__locality_print_info(out);
 }
 
 /* DART_INFO: the report written at once, so that other units' output

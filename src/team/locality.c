@@ -1045,11 +1045,19 @@ static dart_ret_t build_hierarchy(const dart__team_t *team,
   retag(root);
   settle(root, NULL);
   number_global(root);
+  /* a unit's cores: its node's, shared evenly among the team's units
+   * there (at least one), as DART-MPI reports them; DASH starts a thread
+   * on each (UnitLocality::num_domain_threads) */
+  int *peers = calloc((size_t)nodes, sizeof *peers);
+  if (peers == NULL) goto out;
+  for (int u = 0; u < n; u++) peers[tnode[u]]++;
   for (int u = 0; u < n; u++) {
     dart_unit_locality_t *ul = &units[u];
     ul->unit.id = u;
     ul->team = team->id;
     ul->hwinfo = recs[u].hw;
+    const int share = recs[u].hw.num_cores / peers[tnode[u]];
+    ul->hwinfo.num_cores = share > 0 ? share : 1;
     int s = ul->hwinfo.num_scopes;
     if (s < DART_LOCALITY_MAX_DOMAIN_SCOPES) {
       ul->hwinfo.scopes[s].scope = DART_LOCALITY_SCOPE_NODE;
@@ -1058,6 +1066,7 @@ static dart_ret_t build_hierarchy(const dart__team_t *team,
     }
     memcpy(ul->domain_tag, leaf[u]->domain_tag, sizeof ul->domain_tag);
   }
+  free(peers);
   tl->root = root;
   tl->units = units;
   tl->size = n;
@@ -1133,7 +1142,7 @@ dart_ret_t dart__team__locality_build(dart__team_t *team, const char *func)
     }
   }
   if (ret != DART_OK) goto out;
-  team_locality_t *tl;
+  team_locality_t *tl = NULL;
   if ((ret = build_hierarchy(team, recs, &tl)) != DART_OK) {
     if (ret == DART_ERR_NOMEM)
       DART_LOG_ERROR_IN(func, "out of memory for the hierarchy of team %d",
@@ -1154,6 +1163,25 @@ void dart__team__locality_release(dart_team_t team)
 }
 
 void dart__team__locality_fini(void) { my_rec_loaded = false; }
+
+void dart__team__locality_print_info(FILE *out)
+{
+  if (!my_rec_loaded) return;
+  const dart_hwinfo_t *hw = &my_rec.hw;
+  static const char *const mhz_from[] = {
+      [DART__TEAM__HW_CONFIG] = "DART_CPU_MHZ",
+      [DART__TEAM__HW_CPUFREQ] = "cpufreq",
+      [DART__TEAM__HW_CPUINFO] = "/proc/cpuinfo",
+      [DART__TEAM__HW_HWLOC] = "hwloc's CPU kinds"};
+  static const char *const mbps_from[] = {
+      [DART__TEAM__HW_CONFIG] = "DART_SHMEM_MBPS",
+      [DART__TEAM__HW_HWLOC] = "hwloc's memory attributes"};
+  fprintf(out, "locality: clock %d..%d MHz (%s), shared-memory bandwidth %d "
+          "MB/s (%s), memory %d MiB, NUMA domain %d MiB\n",
+          hw->min_cpu_mhz, hw->max_cpu_mhz, mhz_from[my_rec.mhz_source],
+          hw->max_shmem_mbps, mbps_from[my_rec.mbps_source],
+          hw->system_memory_bytes, hw->numa_memory_bytes);
+}
 
 /* ======================================================================
  * Public functions
