@@ -10,7 +10,7 @@ target_link_libraries(test_interface PRIVATE MPI::MPI_C)
 set_target_properties(test_interface PROPERTIES ENABLE_EXPORTS ON)
 target_compile_options(test_interface PRIVATE -pedantic)
 
-set(DART_EXTENSION_HEADERS dart_ext.h dart_memkind.h dart_signal.h
+set(DART_EXTENSION_HEADERS dart_ext.h dart_memkind.h dart_signal.h dart_coll.h
                             dart_plan.h dart_am.h)
 string(JOIN "," extension_headers ${DART_EXTENSION_HEADERS})
 set(table_check ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_interface_table.cmake)

@@ -61,6 +61,9 @@ typedef struct {
 } owner_t;
 
 static _Atomic(owner_t *) owners[MAX_TEAMS];
+/* how many are set: a flush of all (every barrier) skips the table when
+ * none is */
+static atomic_int owners_open;
 
 static owner_t *owner_of(const dart__team_t *team)
 {
@@ -291,6 +294,8 @@ static dart_ret_t owner_flush_all(const char *func, dart__team_t *team)
     return o != NULL ? flush_team(func, o) : DART_OK;
   }
   dart_ret_t ret = DART_OK;
+  if (atomic_load_explicit(&owners_open, memory_order_acquire) == 0)
+    return DART_OK;
   for (int i = 0; i < MAX_TEAMS && ret == DART_OK; i++) {
     owner_t *o = atomic_load_explicit(&owners[i], memory_order_acquire);
     if (o != NULL) ret = flush_team(func, o);
@@ -335,6 +340,7 @@ static dart_ret_t owner_open(const char *func, dart__team_t *team)
   for (int u = 0; u < team->size; u++)
     atomic_flag_clear(&o->batches[u].lock);
   am->owner = o;
+  atomic_fetch_add_explicit(&owners_open, 1, memory_order_release);
   return DART_OK;
 }
 
@@ -344,7 +350,10 @@ void dart__am__owner_close(dart__am_team_t *am)
   if (o == NULL) return;
   for (int i = 0; i < MAX_TEAMS; i++) {
     owner_t *mine = o;
-    if (atomic_compare_exchange_strong(&owners[i], &mine, NULL)) break;
+    if (atomic_compare_exchange_strong(&owners[i], &mine, NULL)) {
+      atomic_fetch_sub_explicit(&owners_open, 1, memory_order_relaxed);
+      break;
+    }
   }
   for (int u = 0; u < am->team->size; u++) free(o->batches[u].records);
   free(o->batches);

@@ -18,6 +18,7 @@ typedef enum {
   ENV_SIZE,
   ENV_TRANSPORT,
   ENV_REUSE,    /* "latest" or "delayed" */
+  ENV_COLL,     /* "auto" or "mpi" */
   ENV_DEVICE,   /* "auto" (-1) or an index */
   ENV_STRING,   /* a char array of DART__ENV_STRING_MAX */
   ENV_POSITIVE, /* 1 to INT_MAX */
@@ -71,6 +72,16 @@ static const env_var_t env_table[] = {
   {"DART_SHM", ENV_BOOL, "1",
    "0: reach node peers through the remote path too (comparisons)",
    offsetof(dart__config_t, shm)},
+  {"DART_COLL", ENV_COLL, "auto",
+   "collectives: auto (node peers meet in shared memory, node leaders "
+   "through MPI; by size and layout) or mpi (MPI's on the team's "
+   "communicator, for comparisons)",
+   offsetof(dart__config_t, coll)},
+  {"DART_COLL_CHECK", ENV_BOOL, "0",
+   "1: every collective first checks across all units that they called "
+   "the same collective with the same counts, types, operation and root "
+   "(without it, only node peers' calls are compared)",
+   offsetof(dart__config_t, coll_check)},
   {"DART_CMA", ENV_BOOL, "1",
    "0: node peers' private memory (registered, grown pool) through the "
    "remote path instead of cross-memory attach",
@@ -224,6 +235,13 @@ static int parse_one(const env_var_t *var, const char *text)
         return 0;
       }
       return -1;
+    case ENV_COLL:
+      if (strcasecmp(text, "auto") == 0 || strcasecmp(text, "mpi") == 0) {
+        *(int *)field = strcasecmp(text, "mpi") == 0 ? DART__COLL_MPI
+                                                     : DART__COLL_AUTO;
+        return 0;
+      }
+      return -1;
     case ENV_DEVICE:
       if (strcasecmp(text, "auto") == 0) {
         *(int *)field = -1;
@@ -307,6 +325,9 @@ void dart__base__env_print(FILE *out)
       case ENV_REUSE:
         shown = *(const int *)field == DART__SLOTS_REUSE_DELAYED ? "delayed"
                                                                 : "latest";
+        break;
+      case ENV_COLL:
+        shown = *(const int *)field == DART__COLL_MPI ? "mpi" : "auto";
         break;
       case ENV_STRING:
         /* whole: a path does not fit the column */

@@ -12,6 +12,8 @@ typedef enum {
   DART__TRANSPORT_UCX = 1
 } dart__transport_t;
 
+typedef enum { DART__COLL_AUTO = 0, DART__COLL_MPI = 1 } dart__coll_choice_t;
+
 /* Room for a string of the configuration, terminating NUL included. */
 #define DART__ENV_STRING_MAX 4096
 
@@ -24,6 +26,8 @@ typedef struct {
   int progress_thread;    /* DART_PROGRESS_THREAD */
   int progress_interval;  /* DART_PROGRESS_INTERVAL, microseconds */
   int shm;                /* DART_SHM */
+  int coll;               /* DART_COLL, dart__coll_choice_t */
+  int coll_check;         /* DART_COLL_CHECK */
   int cma;                /* DART_CMA */
   int ucx_alloc;          /* DART_UCX_ALLOC */
   int htm;                /* DART_HTM */

@@ -58,6 +58,8 @@ dart_handle_t dart__onesided__handle_new(dart__team_t *team, int unit,
   h->is_put = is_put;
   h->event = NULL;
   h->complete = NULL;
+  h->drop = NULL;
+  h->coll = NULL;
   atomic_store_explicit(&h->am.state, 0, memory_order_relaxed);
   return h;
 }

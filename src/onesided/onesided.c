@@ -648,6 +648,7 @@ dart_ret_t dart_handle_free(dart_handle_t *handle)
   if (ret != DART_OK || *handle == DART_HANDLE_NULL) return ret;
   /* the operation still completes; a flush makes it visible */
   if ((*handle)->event != NULL) dart__gpu__event_drop((*handle)->event);
+  if ((*handle)->drop != NULL) (*handle)->drop(*handle);
   /* a call's reply, when it comes, is dropped */
   atomic_store_explicit(&(*handle)->am.state, 0, memory_order_release);
   dart__onesided__handle_release(*handle);

@@ -60,6 +60,10 @@ struct dart_handle_struct {
    * says whether it is (*done); logs as func where it fails. */
   dart_ret_t (*complete)(const char *func, struct dart_handle_struct *h,
                          bool wait, bool *done);
+  /* Where set, dart_handle_free calls it before the handle goes: the
+   * operation then completes without it (a collective's, coll/). */
+  void (*drop)(struct dart_handle_struct *h);
+  struct dart__coll_op *coll; /* a collective's operation */
   /* an active message's call (am/am.c): where its reply goes */
   struct {
     _Atomic int state; /* am.h's DART__AM_CALL_*; 0: none (a reply that

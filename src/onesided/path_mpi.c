@@ -450,12 +450,13 @@ static void mpi_detach(dart__team_t *team, void *base)
   MPI_Win_detach(win_of(team)->win, base);
 }
 
+/* The unified windows' copies are one: the fence after every path's
+ * sync (dart__transport__sync) orders them. */
 static dart_ret_t mpi_sync(const char *func)
 {
-  dart_ret_t ret = DART_OK;
-  for (mpi_team_t *w = mpi.teams; w && ret == DART_OK; w = w->next)
-    ret = sync_window(func, w);
-  return ret;
+  for (mpi_team_t *w = mpi.teams; w; w = w->next)
+    if (w->separate) DART__MPI_CHECK_IN(func, MPI_Win_sync(w->win));
+  return DART_OK;
 }
 
 /* A team's release (dart__team__on_release): its window, after its

@@ -106,7 +106,7 @@ static dart_ret_t word_read(const char *func, const word_t *w,
    * separate memory model) */
   if (w->load != NULL) {
     dart_ret_t ret;
-    if (updated_remotely(w) && (ret = dart__transport__sync(func)) != DART_OK)
+    if (updated_remotely(w) && (ret = dart__transport__sync(func, true)) != DART_OK)
       return ret;
     /* this unit's own updates queued for CPU atomics come first */
     dart__transport__acc_complete();

@@ -109,9 +109,7 @@ dart_ret_t dart__progress__serve(void)
   return DART_OK;
 }
 
-/* Whether waits must poll: MPI's own waits serve MPI's one-sided
- * operations, but not the sources outside MPI. */
-static bool must_poll(void)
+bool dart__progress__must_poll(void)
 {
   for (int i = 0; i < table.nsources; i++)
     if (table.sources[i]->outside_mpi && table.sources[i]->outside_mpi())
@@ -121,7 +119,7 @@ static bool must_poll(void)
 
 dart_ret_t dart__progress__wait(const char *func, int n, MPI_Request reqs[])
 {
-  const bool poll = must_poll();
+  const bool poll = dart__progress__must_poll();
   int ret = MPI_SUCCESS;
   for (int i = 0; i < n && ret == MPI_SUCCESS; i++) {
     int done = 0;
@@ -142,7 +140,7 @@ dart_ret_t dart__progress__wait(const char *func, int n, MPI_Request reqs[])
 dart_ret_t dart__progress__barrier(const char *func, MPI_Comm comm)
 {
   /* MPI's blocking barrier takes half the time of its nonblocking one */
-  if (!must_poll()) {
+  if (!dart__progress__must_poll()) {
     int ret = MPI_Barrier(comm);
     if (ret != MPI_SUCCESS)
       DART_LOG_ERROR_IN(func, "MPI_Barrier failed (error %d)", ret);

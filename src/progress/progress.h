@@ -75,6 +75,11 @@ void dart__progress__wait_turn(unsigned *spins);
  * them: each of its round trips waits for this unit's next poll). */
 void dart__progress__wait_turn_served(unsigned *spins, bool costly);
 
+/* Whether a wait must poll the sources instead of blocking in MPI: MPI's
+ * own waits serve MPI's one-sided operations, but not the sources outside
+ * MPI (UCX, active messages, staging). */
+bool dart__progress__must_poll(void);
+
 /* Waits for n MPI requests while driving the sources: a unit blocked in a
  * plain MPI call would starve the operations aimed at it. Logs as func
  * when MPI fails. */

@@ -12,6 +12,7 @@
 #include "am/am.h"
 #include "base/env.h"
 #include "base/runtime.h"
+#include "coll/coll.h"
 #include "globmem/globmem.h"
 #include "gpu/gpu.h"
 #include "onesided/onesided.h"
@@ -166,8 +167,10 @@ static void write_info(FILE *out)
               : "locked instructions (no hardware transactions on this CPU)");
   if (paths[DART__PATH_UCX] != NULL) paths[DART__PATH_UCX]->print_info(out);
   dart__gpu__print_info(out);
-  fprintf(out, "barrier: %s; waits %s\n",
-          dart__base__config.shm
+  fprintf(out, "collectives: %s; waits %s\n",
+          dart__base__config.coll == DART__COLL_MPI
+              ? "MPI's on the team's communicator (DART_COLL=mpi)"
+          : dart__base__config.shm
               ? "node peers in shared memory, node leaders through MPI"
               : "MPI on the whole team (DART_SHM=0)",
           dart__rt.oversubscribed
@@ -252,7 +255,8 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
   /* a team's locks retire, then its segments go, before the team */
   dart__team__on_release(dart__onesided__team_release);
   dart__team__on_release(dart__globmem__segtab_fini);
-  if ((ret = dart__plan__init()) != DART_OK) goto fail_op;
+  if ((ret = dart__coll__init()) != DART_OK) goto fail_op;
+  if ((ret = dart__plan__init()) != DART_OK) goto fail_coll;
   if ((ret = dart__am__init()) != DART_OK) goto fail_plan;
   if ((ret = dart__team__init_all()) != DART_OK) goto fail_am;
   if ((ret = paths[DART__PATH_MPI]->init()) != DART_OK) goto fail_teams;
@@ -263,7 +267,7 @@ static dart_ret_t init(int *argc, char ***argv, int mpi_level, int *provided)
    * cost more than all the rest of dart_init */
   if (dart__rt.num_nodes > 1 || !dart__base__config.shm) {
     if (ucx != NULL && (ret = ucx->init()) != DART_OK) goto fail_mpi;
-    if ((ret = dart__team__barrier_remote_start(
+    if ((ret = dart__coll__remote_start(
              "dart_init", dart__team__get(DART_TEAM_ALL))) != DART_OK)
       goto fail_ucx;
   }
@@ -286,7 +290,7 @@ fail_gpu:
 fail_cma:
   paths[DART__PATH_CMA]->fini();
 fail_barrier:
-  dart__team__barrier_remote_stop(dart__team__get(DART_TEAM_ALL));
+  dart__coll__remote_stop(dart__team__get(DART_TEAM_ALL));
 fail_ucx:
   if (ucx != NULL) ucx->fini();
 fail_mpi:
@@ -297,6 +301,8 @@ fail_am:
   dart__am__fini();
 fail_plan:
   dart__plan__fini();
+fail_coll:
+  dart__coll__fini();
 fail_op:
   dart__types__op_fini();
 fail_dtype:
@@ -347,6 +353,7 @@ dart_ret_t dart_exit(void)
   paths[DART__PATH_MPI]->fini();
   dart__am__fini();
   dart__plan__fini();
+  dart__coll__fini();
   dart__types__op_fini();
   dart__types__dtype_fini();
   MPI_Comm_free(&dart__rt.comm);

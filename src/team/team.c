@@ -73,6 +73,18 @@ out:
   return ret;
 }
 
+#define MAX_PARTS 2
+static const dart__team__part_t *parts[MAX_PARTS];
+static int nparts;
+
+void dart__team__add_part(const dart__team__part_t *part)
+{
+  for (int i = 0; i < nparts; i++)
+    if (parts[i] == part) return;
+  assert(nparts < MAX_PARTS);
+  parts[nparts++] = part;
+}
+
 /* Builds a team around comm (whose ranks are members[] in order); takes
  * ownership of comm and members on success. */
 static dart_ret_t team_setup(dart_team_t id, MPI_Comm comm,
@@ -103,17 +115,21 @@ static dart_ret_t team_setup(dart_team_t id, MPI_Comm comm,
   for (int u = 0; u < team->size; u++)
     team->node_rank[u] =
         dart__rt.node_of[members[u]] == dart__rt.my_node ? next++ : -1;
-  dart_ret_t ret = dart__team__barrier_init(team);
-  if (ret != DART_OK) {
+  const dart__slots_reuse_t reuse = dart__base__config.segid_reuse;
+  dart__base__slots_init(&team->segs.alloc, INT16_MAX, reuse);
+  dart__base__slots_init(&team->segs.reg, INT16_MAX, reuse);
+  team->segs.pool = NULL;
+  for (int i = 0; i < nparts; i++) {
+    dart_ret_t ret = parts[i]->setup(team);
+    if (ret == DART_OK) continue;
+    while (i-- > 0) parts[i]->undo(team);
+    dart__base__slots_destroy(&team->segs.alloc);
+    dart__base__slots_destroy(&team->segs.reg);
     MPI_Comm_free(&team->node_comm);
     free(team->node_rank);
     free(team);
     return ret;
   }
-  const dart__slots_reuse_t reuse = dart__base__config.segid_reuse;
-  dart__base__slots_init(&team->segs.alloc, INT16_MAX, reuse);
-  dart__base__slots_init(&team->segs.reg, INT16_MAX, reuse);
-  team->segs.pool = NULL;
   *out = team;
   return DART_OK;
 }
@@ -122,9 +138,9 @@ static dart_ret_t team_setup(dart_team_t id, MPI_Comm comm,
  * release functions free: segments, the paths' state). */
 static void team_teardown(dart__team_t *team)
 {
+  for (int i = nparts - 1; i >= 0; i--) parts[i]->undo(team);
   dart__base__slots_destroy(&team->segs.alloc);
   dart__base__slots_destroy(&team->segs.reg);
-  dart__team__barrier_fini(team);
   MPI_Comm_free(&team->node_comm);
   MPI_Comm_free(&team->comm);
   free(team->node_rank);
@@ -266,8 +282,7 @@ dart_ret_t dart_team_create(dart_team_t teamid, const dart_group_t group,
     MPI_Comm_free(&comm);
     return dret;
   }
-  if ((dret = dart__team__barrier_remote_start(__func__, team)) != DART_OK ||
-      (dret = dart__team__locality_build(team, __func__)) != DART_OK) {
+  if ((dret = dart__team__locality_build(team, __func__)) != DART_OK) {
     team_teardown(team);
     return dret;
   }

@@ -10,7 +10,6 @@
 
 #include "base/env.h"
 #include "base/slots.h"
-#include "team/barrier.h"
 
 #define DART__MAX_TEAMS 32768
 
@@ -41,7 +40,7 @@ typedef struct dart__team {
   dart_unit_t *members; /* team unit -> global unit, ascending */
   int *node_rank;       /* team unit -> rank in node_comm, -1 elsewhere */
   dart__segtab_t segs;
-  dart__barrier_t barrier;
+  struct dart__coll_team *coll; /* its collectives' state (coll/) */
   /* each path's own state for the team (NULL: none yet), which the path
    * frees at the team's release (MPI's window) */
   void *paths[DART_PATH_COUNT];
@@ -69,6 +68,16 @@ static inline bool dart__team__shm_peer(const dart__team_t *team, int u)
 {
   return team->node_rank[u] >= 0 && dart__base__config.shm;
 }
+
+/* What a module above the team keeps for every team from its start (the
+ * collectives' state): setup, collective over the team once its
+ * communicators and node ranks exist, and undo when the team goes, after
+ * the release functions. Added once, at dart_init before DART_TEAM_ALL. */
+typedef struct {
+  dart_ret_t (*setup)(dart__team_t *team);
+  void (*undo)(dart__team_t *team);
+} dart__team__part_t;
+void dart__team__add_part(const dart__team__part_t *part);
 
 /* The team or NULL with an error line naming func. */
 dart__team_t *dart__team__lookup(const char *func, dart_team_t id);

@@ -5,6 +5,7 @@
  */
 #include "transport/transport.h"
 
+#include "base/fence.h"
 #include "base/log.h"
 #include "types/atomic_apply.h"
 
@@ -88,12 +89,13 @@ void dart__transport__atomic_apply(const dart__atomic_t *a, const void *old,
   dart__types__apply_value((int)a->type, (int)a->op, old, operand, out);
 }
 
-dart_ret_t dart__transport__sync(const char *func)
+dart_ret_t dart__transport__sync(const char *func, bool fence)
 {
   dart_ret_t ret = DART_OK;
   for (int p = 0; p < DART_PATH_COUNT && ret == DART_OK; p++) {
     const dart__path_ops_t *path = dart__transport__paths[p];
     if (path != NULL && path->sync != NULL) ret = path->sync(func);
   }
+  if (fence) dart__base__fence();
   return ret;
 }

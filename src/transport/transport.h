@@ -277,9 +277,11 @@ typedef struct {
    * (collective over comm): *out NULL where it has none here, on every
    * unit (then MPI's serves). */
   dart_ret_t (*barrier_create)(const char *func, MPI_Comm comm, void **out);
-  /* Returns once every unit of b's communicator has entered; serves
-   * peers' operations while it waits. */
-  dart_ret_t (*barrier)(const char *func, void *b);
+  /* Advances a barrier of b's communicator as far as it goes without
+   * waiting (the first call enters it): *done once every unit has entered,
+   * and then the next call enters the next barrier. The caller serves the
+   * progress sources between calls. */
+  dart_ret_t (*barrier)(const char *func, void *b, bool *done);
   void (*barrier_destroy)(void *b);
 
   /* ---- active messages (am/am.h) ---- */
@@ -324,9 +326,12 @@ dart_ret_t dart__transport__route(const char *func, const dart__reach_t *q,
  * and a segment's end complete. Returns the first failure, after trying
  * every path. */
 dart_ret_t dart__transport__flush_all(const char *func, dart__team_t *team);
-/* Every path's sync: before and after dart_barrier meets the others.
- * Stops at the first failure. */
-dart_ret_t dart__transport__sync(const char *func);
+/* Every path's sync (MPI_Win_sync of MPI's separate windows), then,
+ * where fence, a full fence: what this unit stored by any means (streaming
+ * stores too) is visible before what it stores next. Before and after
+ * dart_barrier meets the others, and before a load of what others' RMA
+ * wrote. Stops at the first failure. */
+dart_ret_t dart__transport__sync(const char *func, bool fence);
 extern _Atomic uint64_t dart__transport__path_ops[DART_PATH_COUNT];
 
 static inline void dart__transport__count_ops(int path, uint64_t n)

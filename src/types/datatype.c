@@ -1,5 +1,6 @@
 #include "types/datatype.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,4 +441,53 @@ dart_ret_t dart_type_destroy(dart_datatype_t *dart_type)
   derived_free(d);
   *dart_type = DART_TYPE_UNDEFINED;
   return DART_OK;
+}
+
+dart_ret_t dart__types__mpi_buf(const char *func, const dart__dtype_t *t,
+                                size_t nelem, dart__mpi_buf_t *out)
+{
+  MPI_Datatype unit = t->contiguous ? t->mpi_elem : t->mpi_type;
+  size_t n = t->contiguous ? nelem : nelem / t->num_elem;
+  out->owned = false;
+  if (n <= INT_MAX) {
+    out->type = unit;
+    out->count = (int)n;
+    return DART_OK;
+  }
+  /* n = q * 2^30 + r units as a single struct element */
+  const size_t block = (size_t)1 << 30;
+  MPI_Datatype blocks = MPI_DATATYPE_NULL, full = MPI_DATATYPE_NULL,
+               rest = MPI_DATATYPE_NULL;
+  MPI_Aint lb, extent;
+  size_t q = n / block, r = n % block;
+  if (q > INT_MAX) goto too_large;
+  MPI_Type_get_extent(unit, &lb, &extent);
+  MPI_Type_contiguous((int)block, unit, &blocks);
+  MPI_Type_contiguous((int)q, blocks, &full);
+  MPI_Type_contiguous((int)r, unit, &rest);
+  int lens[2] = {1, 1};
+  MPI_Aint displs[2] = {0, (MPI_Aint)(q * block) * extent};
+  MPI_Datatype parts[2] = {full, rest};
+  MPI_Datatype whole;
+  int ret = MPI_Type_create_struct(2, lens, displs, parts, &whole);
+  MPI_Type_free(&blocks);
+  MPI_Type_free(&full);
+  MPI_Type_free(&rest);
+  if (ret != MPI_SUCCESS) goto too_large;
+  /* consecutive elements of the big type follow each other exactly */
+  MPI_Type_create_resized(whole, 0, (MPI_Aint)n * extent, &out->type);
+  MPI_Type_free(&whole);
+  MPI_Type_commit(&out->type);
+  out->count = 1;
+  out->owned = true;
+  return DART_OK;
+too_large:
+  DART_LOG_ERROR_IN(func, "%zu elements are too many", nelem);
+  return DART_ERR_INVAL;
+}
+
+void dart__types__mpi_buf_free(dart__mpi_buf_t *b)
+{
+  if (b->owned) MPI_Type_free(&b->type);
+  b->owned = false;
 }

@@ -142,6 +142,22 @@ static inline MPI_Datatype dart__types__dtype_mpi(const dart__dtype_t *t,
   return t->mpi_type;
 }
 
+/*
+ * An MPI (type, count) for nelem elements of t, also beyond INT_MAX
+ * elements: those travel as one element of a type built for the call
+ * (owned: to be freed with dart__types__mpi_buf_free). Logs as func and
+ * returns DART_ERR_INVAL where even that cannot describe them.
+ */
+typedef struct {
+  MPI_Datatype type;
+  int count;
+  bool owned;
+} dart__mpi_buf_t;
+
+dart_ret_t dart__types__mpi_buf(const char *func, const dart__dtype_t *t,
+                                size_t nelem, dart__mpi_buf_t *out);
+void dart__types__mpi_buf_free(dart__mpi_buf_t *b);
+
 /* Set up and tear down the type tables (needs MPI). */
 dart_ret_t dart__types__dtype_init(void);
 void dart__types__dtype_fini(void);

@@ -12,6 +12,7 @@ typedef struct {
   dart_operator_t fn;
   void *userdata;
   dart_datatype_t dtype;
+  bool commute;
   MPI_Op mpi_op;
   MPI_Datatype mpi_type; /* carries this struct as an attribute */
 } user_op_t;
@@ -320,6 +321,42 @@ static void local_user_at(const void *in, const uint32_t *in_at,
           (char *)inout + (size_t)at[i] * es, 1, u->userdata);
 }
 
+/* MINMAX in this process: n elements are n / 2 {min, max} pairs. */
+#define LOCAL_MINMAX(tag, c_type)                                          \
+  static void tag##_minmax(const void *in_, void *inout_, size_t n,        \
+                           void *ctx)                                       \
+  {                                                                         \
+    (void)ctx;                                                              \
+    const c_type *in = in_;                                                 \
+    c_type *io = inout_;                                                    \
+    for (size_t i = 0; i + 1 < n; i += 2) {                                 \
+      if (in[i] < io[i]) io[i] = in[i];                                     \
+      if (in[i + 1] > io[i + 1]) io[i + 1] = in[i + 1];                     \
+    }                                                                       \
+  }
+LOCAL_MINMAX(byte, signed char)
+LOCAL_MINMAX(short, short)
+LOCAL_MINMAX(int, int)
+LOCAL_MINMAX(uint, unsigned)
+LOCAL_MINMAX(long, long)
+LOCAL_MINMAX(ulong, unsigned long)
+LOCAL_MINMAX(longlong, long long)
+LOCAL_MINMAX(ulonglong, unsigned long long)
+LOCAL_MINMAX(float, float)
+LOCAL_MINMAX(double, double)
+LOCAL_MINMAX(ldouble, long double)
+
+typedef void (*local_fn_t)(const void *, void *, size_t, void *);
+static const local_fn_t minmax_loops[DART_TYPE_LAST] = {
+    [DART_TYPE_BYTE] = byte_minmax,         [DART_TYPE_SHORT] = short_minmax,
+    [DART_TYPE_INT] = int_minmax,           [DART_TYPE_UINT] = uint_minmax,
+    [DART_TYPE_LONG] = long_minmax,         [DART_TYPE_ULONG] = ulong_minmax,
+    [DART_TYPE_LONGLONG] = longlong_minmax,
+    [DART_TYPE_ULONGLONG] = ulonglong_minmax,
+    [DART_TYPE_FLOAT] = float_minmax,       [DART_TYPE_DOUBLE] = double_minmax,
+    [DART_TYPE_LONG_DOUBLE] = ldouble_minmax,
+};
+
 dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
                                  const dart__dtype_t *t,
                                  dart__op_local_t *local)
@@ -365,6 +402,34 @@ dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
   return DART_OK;
 }
 
+dart_ret_t dart__types__op_reduce(const char *func, dart_operation_t op,
+                                  const dart__dtype_t *t,
+                                  dart__op_reduce_t *out)
+{
+  MPI_Op mpi_op;
+  MPI_Datatype mpi_type;
+  size_t per;
+  dart_ret_t ret = dart__types__op_mpi(func, op, t, &mpi_op, &mpi_type, &per);
+  if (ret != DART_OK) return ret;
+  dart__op_reduce_t r = {.mpi_op = mpi_op, .mpi_type = mpi_type,
+                         .granule = per, .commutes = true};
+  if (op == DART_OP_MINMAX) {
+    r.fn = minmax_loops[t->base];
+  } else if (op >= DART__OP_FIRST_USER) {
+    uint32_t id = 0;
+    user_id(op, &id); /* valid: dart__types__op_mpi found it */
+    user_op_t *u = dart__base__slots_get(&user_ops, id);
+    r.fn = local_user;
+    r.ctx = u;
+    r.commutes = u->commute;
+  } else {
+    /* dart__types__op_mpi admitted op for t: its loop exists */
+    r.fn = local_loops[t->base][op - DART_OP_MIN].fn;
+  }
+  *out = r;
+  return DART_OK;
+}
+
 dart_ret_t dart_op_create(dart_operator_t op, void *userdata, bool commute,
                           dart_datatype_t dtype, bool dtype_is_tmp,
                           dart_operation_t *new_op)
@@ -382,6 +447,7 @@ dart_ret_t dart_op_create(dart_operator_t op, void *userdata, bool commute,
   u->fn = op;
   u->userdata = userdata;
   u->dtype = dtype;
+  u->commute = commute;
   (void)dtype_is_tmp; /* a hint; the caller keeps and destroys dtype */
   u->mpi_op = MPI_OP_NULL;
   u->mpi_type = MPI_DATATYPE_NULL;

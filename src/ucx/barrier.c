@@ -1,6 +1,6 @@
 /*
  * The UCX path's barrier: a remote transport's own, for the units of a
- * team that meet across nodes (team/barrier.c).
+ * team that meet across nodes (coll/node.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +11,10 @@
 /*
  * A dissemination barrier over UCX (Hensgen, Finkel and Manber): in round
  * r each unit puts the barrier's number into the flag r of the unit 2^r
- * ranks on and waits for its own flag r. The flags are memory UCX
- * allocated, so its shared-memory transports store them directly, and a
- * wait polls the worker, which serves peers' operations meanwhile. Where
- * waits must poll UCX, MPI's only barrier is its nonblocking one (libnbc),
- * several times the blocking one. Numbers only grow: a flag at or past
+ * ranks and waits for its own flag r. The flags are memory UCX
+ * allocated, so its shared-memory transports store them directly; the
+ * caller polls the worker between steps, which serves peers' operations
+ * meanwhile. Numbers only grow: a flag at or past
  * this barrier's number lets the unit on, as a partner a barrier ahead
  * has seen everyone arrive at this one.
  */
@@ -27,6 +26,11 @@ typedef struct {
   char *flags; /* flag r at r * BARRIER_FLAG_STRIDE */
   int rounds;
   uint64_t passed;
+  /* the barrier in progress: its round, whether that round's put is out,
+   * and the put's request until it completes */
+  int round;
+  bool put;
+  ucs_status_ptr_t req;
   struct {
     ucp_ep_h ep;
     ucp_rkey_h rkey;
@@ -131,22 +135,38 @@ out:
   return ret;
 }
 
-dart_ret_t dart__ucx__barrier(const char *func, void *state)
+dart_ret_t dart__ucx__barrier(const char *func, void *state, bool *done)
 {
   barrier_t *b = state;
-  const uint64_t number = ++b->passed;
-  for (int r = 0; r < b->rounds; r++) {
-    b->to[r].sent = number;
-    dart_ret_t ret = dart__ucx__wait(
-        func, "ucp_put_nbx",
-        ucp_put_nbx(b->to[r].ep, &b->to[r].sent, sizeof number, b->to[r].addr,
-                    b->to[r].rkey, &dart__ucx__plain),
-        b->to[r].unit);
-    if (ret != DART_OK) return ret;
-    unsigned spins = 0;
-    while (atomic_load_explicit(barrier_flag(b, r), memory_order_acquire) <
-           number)
-      dart__progress__wait_turn(&spins);
+  const uint64_t number = b->passed + 1;
+  *done = false;
+  for (; b->round < b->rounds; b->round++) {
+    const int r = b->round;
+    if (!b->put) {
+      b->to[r].sent = number;
+      b->req = ucp_put_nbx(b->to[r].ep, &b->to[r].sent, sizeof number,
+                           b->to[r].addr, b->to[r].rkey, &dart__ucx__plain);
+      if (UCS_PTR_IS_ERR(b->req))
+        return dart__ucx__error(func, "ucp_put_nbx", UCS_PTR_STATUS(b->req),
+                                b->to[r].unit);
+      b->put = true;
+    }
+    /* the put's source stays until it has gone */
+    if (b->req != NULL) {
+      ucs_status_t status = ucp_request_check_status(b->req);
+      if (status == UCS_INPROGRESS) return DART_OK;
+      ucp_request_free(b->req);
+      b->req = NULL;
+      if (status != UCS_OK)
+        return dart__ucx__error(func, "ucp_put_nbx", status, b->to[r].unit);
+    }
+    if (atomic_load_explicit(barrier_flag(b, r), memory_order_acquire) <
+        number)
+      return DART_OK;
+    b->put = false;
   }
+  b->round = 0;
+  b->passed = number;
+  *done = true;
   return DART_OK;
 }

@@ -308,7 +308,7 @@ void dart__ucx__key_destroy(void *key);
 /* barrier.c */
 dart_ret_t dart__ucx__barrier_create(const char *func, MPI_Comm comm,
                                      void **out);
-dart_ret_t dart__ucx__barrier(const char *func, void *b);
+dart_ret_t dart__ucx__barrier(const char *func, void *b, bool *done);
 void dart__ucx__barrier_destroy(void *b);
 
 /* A context with features and its worker, in the thread mode of
