@@ -328,7 +328,7 @@ static void check_alltoallv(const team_t *t, size_t scale, int round)
 {
   dart_handle_t h_;
   const int size = t->size, my = t->myid;
-  size_t *sc = malloc(4 * (size_t)size * sizeof *sc);
+  size_t *sc = calloc(4 * (size_t)size, sizeof *sc);
   size_t *sd = sc + size, *rc = sc + 2 * size, *rd = sc + 3 * size;
   size_t stot = 0, rtot = 0;
   /* gaps of one element between parts, received in reverse order */
@@ -372,7 +372,7 @@ static void check_allgatherv(const team_t *t, size_t scale, int round)
 {
   dart_handle_t h_;
   const int size = t->size, my = t->myid;
-  size_t *rc = malloc(2 * (size_t)size * sizeof *rc), *rd = rc + size;
+  size_t *rc = calloc(2 * (size_t)size, sizeof *rc), *rd = rc + size;
   size_t tot = 0;
   for (int u = size - 1; u >= 0; u--) {
     rc[u] = vcount(u, 0, scale);

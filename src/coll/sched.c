@@ -34,10 +34,17 @@ bool dart__coll__may_block(const dart__coll_op_t *op)
 bool dart__coll__mpi_done(dart__coll_op_t *op)
 {
   if (op->nreqs == 0) return true;
-  int done = 1;
-  int ret = dart__coll__may_block(op)
-                ? MPI_Waitall(op->nreqs, op->reqs, MPI_STATUSES_IGNORE)
-                : MPI_Testall(op->nreqs, op->reqs, &done, MPI_STATUSES_IGNORE);
+  /* one by one: MPICH's headers bound MPI_Waitall's and MPI_Testall's
+   * statuses, which MPI_STATUSES_IGNORE cannot meet (compilers warn);
+   * a completed request is MPI_REQUEST_NULL, which tests at once */
+  const bool block = dart__coll__may_block(op);
+  int done = 1, ret = MPI_SUCCESS;
+  for (int i = 0; i < op->nreqs && ret == MPI_SUCCESS; i++) {
+    int one = 1;
+    ret = block ? MPI_Wait(&op->reqs[i], MPI_STATUS_IGNORE)
+                : MPI_Test(&op->reqs[i], &one, MPI_STATUS_IGNORE);
+    done &= one;
+  }
   if (ret != MPI_SUCCESS) {
     DART_LOG_ERROR_IN(op->func, "waiting for MPI failed (error %d)", ret);
     dart__coll__fail(op, DART_ERR_OTHER);
