@@ -195,20 +195,28 @@ static void mpi_reduce(dart__coll_op_t *op, bool block)
   } else if (op->in_place && gets) {
     send = MPI_IN_PLACE;
   }
-  const int count = (int)(op->nelem / op->red.granule);
+  MPI_Op mop;
+  MPI_Datatype mtype;
+  size_t per;
+  const dart_ret_t ret = dart__types__op_mpi(
+      op->func, op->redop,
+      op->t->contiguous ? op->t : dart__types__dtype(op->t->base), &mop,
+      &mtype, &per);
+  if (ret != DART_OK) {
+    dart__coll__fail(op, ret);
+    return;
+  }
+  const int count = (int)(op->nelem / per);
   MPI_Request *req = &op->reqs[0];
   if (all && block)
-    MPI_START(MPI_Allreduce(send, recv, count, op->red.mpi_type,
-                            op->red.mpi_op, comm));
+    MPI_START(MPI_Allreduce(send, recv, count, mtype, mop, comm));
   else if (all)
-    MPI_START(MPI_Iallreduce(send, recv, count, op->red.mpi_type,
-                             op->red.mpi_op, comm, req));
+    MPI_START(MPI_Iallreduce(send, recv, count, mtype, mop, comm, req));
   else if (block)
-    MPI_START(MPI_Reduce(send, recv, count, op->red.mpi_type,
-                         op->red.mpi_op, op->root, comm));
+    MPI_START(MPI_Reduce(send, recv, count, mtype, mop, op->root, comm));
   else
-    MPI_START(MPI_Ireduce(send, recv, count, op->red.mpi_type,
-                          op->red.mpi_op, op->root, comm, req));
+    MPI_START(MPI_Ireduce(send, recv, count, mtype, mop, op->root, comm,
+                          req));
   if (!block) op->nreqs = 1;
 }
 

@@ -1,5 +1,6 @@
 #include "types/op.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <threads.h>
@@ -8,11 +9,16 @@
 #include "base/runtime.h"
 #include "base/slots.h"
 
+/* A user operation's MPI objects are made when an MPI collective first
+ * needs them (dart__types__op_mpi): the collectives combine in the
+ * process, and making them costs more than a small collective (DASH makes
+ * and destroys an operation for every dash::reduce). */
 typedef struct {
   dart_operator_t fn;
   void *userdata;
   dart_datatype_t dtype;
   bool commute;
+  atomic_bool mpi_made;  /* under user_ops_lock */
   MPI_Op mpi_op;
   MPI_Datatype mpi_type; /* carries this struct as an attribute */
 } user_op_t;
@@ -84,9 +90,11 @@ dart_ret_t dart__types__op_init(void)
 
 static void user_op_free(user_op_t *op)
 {
-  MPI_Op_free(&op->mpi_op);
-  MPI_Type_delete_attr(op->mpi_type, op_keyval);
-  MPI_Type_free(&op->mpi_type);
+  if (atomic_load_explicit(&op->mpi_made, memory_order_acquire)) {
+    MPI_Op_free(&op->mpi_op);
+    MPI_Type_delete_attr(op->mpi_type, op_keyval);
+    MPI_Type_free(&op->mpi_type);
+  }
   free(op);
 }
 
@@ -114,6 +122,51 @@ static bool user_id(dart_operation_t op, uint32_t *id)
   return true;
 }
 
+/* The user operation op for elements of t, or NULL, logged as func. */
+static user_op_t *user_op(const char *func, dart_operation_t op,
+                          const dart__dtype_t *t)
+{
+  uint32_t id;
+  user_op_t *u = user_id(op, &id) ? dart__base__slots_get(&user_ops, id)
+                                  : NULL;
+  if (u == NULL) {
+    DART_LOG_ERROR_IN(func, "unknown operation %lu", (unsigned long)op);
+    return NULL;
+  }
+  if (dart__types__dtype(u->dtype) != t) {
+    DART_LOG_ERROR_IN(func,
+                      "operation %lu was created for datatype %ld, not this "
+                      "one", (unsigned long)op, (long)u->dtype);
+    return NULL;
+  }
+  return u;
+}
+
+/* Makes u's MPI objects where they are not yet. */
+static dart_ret_t user_op_mpi(const char *func, user_op_t *u)
+{
+  if (atomic_load_explicit(&u->mpi_made, memory_order_acquire))
+    return DART_OK;
+  dart_ret_t ret = DART_OK;
+  mtx_lock(&user_ops_lock);
+  if (!atomic_load_explicit(&u->mpi_made, memory_order_relaxed)) {
+    u->mpi_op = MPI_OP_NULL;
+    u->mpi_type = MPI_DATATYPE_NULL;
+    if (MPI_Type_dup(dart__types__dtype(u->dtype)->mpi_elem, &u->mpi_type) !=
+            MPI_SUCCESS ||
+        MPI_Type_set_attr(u->mpi_type, op_keyval, u) != MPI_SUCCESS ||
+        MPI_Op_create(user_op_fn, u->commute, &u->mpi_op) != MPI_SUCCESS) {
+      DART_LOG_ERROR_IN(func, "cannot create the MPI operation");
+      if (u->mpi_type != MPI_DATATYPE_NULL) MPI_Type_free(&u->mpi_type);
+      ret = DART_ERR_OTHER;
+    } else {
+      atomic_store_explicit(&u->mpi_made, true, memory_order_release);
+    }
+  }
+  mtx_unlock(&user_ops_lock);
+  return ret;
+}
+
 dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
                                const dart__dtype_t *t, MPI_Op *mpi_op,
                                MPI_Datatype *mpi_type, size_t *per_mpi_elem)
@@ -121,19 +174,10 @@ dart_ret_t dart__types__op_mpi(const char *func, dart_operation_t op,
   *per_mpi_elem = 1;
   *mpi_type = t->mpi_elem;
   if (op >= DART__OP_FIRST_USER) {
-    uint32_t id;
-    user_op_t *u =
-        user_id(op, &id) ? dart__base__slots_get(&user_ops, id) : NULL;
-    if (u == NULL) {
-      DART_LOG_ERROR_IN(func, "unknown operation %lu", (unsigned long)op);
-      return DART_ERR_INVAL;
-    }
-    if (dart__types__dtype(u->dtype) != t) {
-      DART_LOG_ERROR_IN(func,
-                        "operation %lu was created for datatype %ld, not "
-                        "this one", (unsigned long)op, (long)u->dtype);
-      return DART_ERR_INVAL;
-    }
+    user_op_t *u = user_op(func, op, t);
+    if (u == NULL) return DART_ERR_INVAL;
+    dart_ret_t ret = user_op_mpi(func, u);
+    if (ret != DART_OK) return ret;
     *mpi_op = u->mpi_op;
     *mpi_type = u->mpi_type;
     return DART_OK;
@@ -378,21 +422,21 @@ dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
     DART_LOG_ERROR_IN(func, "DART_OP_MINMAX combines pairs, not elements");
     return DART_ERR_INVAL;
   }
+  if (op >= DART__OP_FIRST_USER) {
+    user_op_t *u = user_op(func, op, t);
+    if (u == NULL) return DART_ERR_INVAL;
+    local->fn = local_user;
+    local->at = local_user_at;
+    local->ctx = u;
+    local->copies = false;
+    return DART_OK;
+  }
   MPI_Op mpi_op;
   MPI_Datatype mpi_type;
   size_t per_mpi_elem;
   dart_ret_t ret =
       dart__types__op_mpi(func, op, t, &mpi_op, &mpi_type, &per_mpi_elem);
   if (ret != DART_OK) return ret;
-  if (op >= DART__OP_FIRST_USER) {
-    uint32_t id = 0;
-    user_id(op, &id); /* valid: dart__types__op_mpi found it */
-    local->fn = local_user;
-    local->at = local_user_at;
-    local->ctx = dart__base__slots_get(&user_ops, id);
-    local->copies = false;
-    return DART_OK;
-  }
   /* dart__types__op_mpi admitted op for t: its loops exist */
   const local_pair_t *pair = &local_loops[t->base][op - DART_OP_MIN];
   local->fn = pair->fn;
@@ -406,22 +450,23 @@ dart_ret_t dart__types__op_reduce(const char *func, dart_operation_t op,
                                   const dart__dtype_t *t,
                                   dart__op_reduce_t *out)
 {
-  MPI_Op mpi_op;
-  MPI_Datatype mpi_type;
-  size_t per;
-  dart_ret_t ret = dart__types__op_mpi(func, op, t, &mpi_op, &mpi_type, &per);
-  if (ret != DART_OK) return ret;
-  dart__op_reduce_t r = {.mpi_op = mpi_op, .mpi_type = mpi_type,
-                         .granule = per, .commutes = true};
-  if (op == DART_OP_MINMAX) {
-    r.fn = minmax_loops[t->base];
-  } else if (op >= DART__OP_FIRST_USER) {
-    uint32_t id = 0;
-    user_id(op, &id); /* valid: dart__types__op_mpi found it */
-    user_op_t *u = dart__base__slots_get(&user_ops, id);
+  dart__op_reduce_t r = {.granule = 1, .commutes = true};
+  if (op >= DART__OP_FIRST_USER) {
+    user_op_t *u = user_op(func, op, t);
+    if (u == NULL) return DART_ERR_INVAL;
     r.fn = local_user;
     r.ctx = u;
     r.commutes = u->commute;
+    *out = r;
+    return DART_OK;
+  }
+  MPI_Op mpi_op;
+  MPI_Datatype mpi_type;
+  dart_ret_t ret =
+      dart__types__op_mpi(func, op, t, &mpi_op, &mpi_type, &r.granule);
+  if (ret != DART_OK) return ret;
+  if (op == DART_OP_MINMAX) {
+    r.fn = minmax_loops[t->base];
   } else {
     /* dart__types__op_mpi admitted op for t: its loop exists */
     r.fn = local_loops[t->base][op - DART_OP_MIN].fn;
@@ -449,16 +494,7 @@ dart_ret_t dart_op_create(dart_operator_t op, void *userdata, bool commute,
   u->dtype = dtype;
   u->commute = commute;
   (void)dtype_is_tmp; /* a hint; the caller keeps and destroys dtype */
-  u->mpi_op = MPI_OP_NULL;
-  u->mpi_type = MPI_DATATYPE_NULL;
-  if (MPI_Type_dup(t->mpi_elem, &u->mpi_type) != MPI_SUCCESS ||
-      MPI_Type_set_attr(u->mpi_type, op_keyval, u) != MPI_SUCCESS ||
-      MPI_Op_create(user_op_fn, commute, &u->mpi_op) != MPI_SUCCESS) {
-    DART_LOG_ERROR("cannot create the MPI operation");
-    if (u->mpi_type != MPI_DATATYPE_NULL) MPI_Type_free(&u->mpi_type);
-    free(u);
-    return DART_ERR_OTHER;
-  }
+  atomic_init(&u->mpi_made, false);
   uint32_t id;
   mtx_lock(&user_ops_lock);
   int ret = dart__base__slots_insert(&user_ops, u, &id);

@@ -47,18 +47,15 @@ dart_ret_t dart__types__op_local(const char *func, dart_operation_t op,
                                  dart__op_local_t *local);
 
 /*
- * A reduction of a collective: MPI's operation and element type
- * (dart__types__op_mpi), and the same combination in this process:
- * fn(in, inout, n, ctx) sets inout[i] to in[i] op inout[i] for n elements
- * of the basic type (MPI's order of operands; MINMAX: n / 2 pairs).
- * granule: the elements one MPI element holds (2 for MINMAX). Logs as func
- * and returns DART_ERR_INVAL where op does not reduce t.
+ * A reduction of a collective in this process: fn(in, inout, n, ctx) sets
+ * inout[i] to in[i] op inout[i] for n elements of the basic type (MPI's
+ * order of operands; MINMAX: n / 2 pairs). granule: the elements one MPI
+ * element holds (2 for MINMAX). Logs as func and returns DART_ERR_INVAL
+ * where op does not reduce t. (MPI's operation: dart__types__op_mpi.)
  */
 typedef struct {
   void (*fn)(const void *in, void *inout, size_t n, void *ctx);
   void *ctx;
-  MPI_Op mpi_op;
-  MPI_Datatype mpi_type;
   size_t granule;
   bool commutes; /* user operations say; the predefined ones do */
 } dart__op_reduce_t;
