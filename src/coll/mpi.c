@@ -26,6 +26,7 @@
  * its communicators, its messages between two units go in one order, and
  * MPI does not let them overtake each other.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,12 +38,14 @@
 static bool post(dart__coll_op_t *op, MPI_Comm comm, bool send, void *buf,
                  size_t len, int peer)
 {
-  dart__mpi_buf_t b;
-  dart_ret_t ret = dart__types__mpi_buf(
-      op->func, dart__types__dtype(DART_TYPE_BYTE), len, &b);
-  if (ret != DART_OK) {
-    dart__coll__fail(op, ret);
-    return false;
+  dart__mpi_buf_t b = {MPI_BYTE, (int)len, false};
+  if (len > INT_MAX) {
+    dart_ret_t ret = dart__types__mpi_buf(
+        op->func, dart__types__dtype(DART_TYPE_BYTE), len, &b);
+    if (ret != DART_OK) {
+      dart__coll__fail(op, ret);
+      return false;
+    }
   }
   MPI_Request *req = &op->reqs[op->nreqs];
   int mret = send ? MPI_Isend(buf, b.count, b.type, peer, P2P_TAG, comm, req)
@@ -58,10 +61,19 @@ static bool post(dart__coll_op_t *op, MPI_Comm comm, bool send, void *buf,
   return true;
 }
 
-static void ranks(MPI_Comm comm, int *rank, int *size)
+/* This unit's rank and the size of comm: the team's communicator, or
+ * its node leaders' (whose the team keeps). */
+static void ranks(const dart__coll_op_t *op, MPI_Comm comm, int *rank,
+                  int *size)
 {
-  MPI_Comm_rank(comm, rank);
-  MPI_Comm_size(comm, size);
+  const struct dart__coll_team *ct = op->team->coll;
+  if (comm == op->team->comm) {
+    *rank = op->team->myid;
+    *size = op->team->size;
+  } else {
+    *rank = ct->leader_rank;
+    *size = ct->leaders_size;
+  }
 }
 
 /* Runs the reduction: inout = in op inout over len bytes. */
@@ -74,7 +86,7 @@ static void combine(const dart__coll_op_t *op, const void *in, void *inout,
 bool dart__coll__p2p_barrier(dart__coll_op_t *op, MPI_Comm comm)
 {
   int rank, size;
-  ranks(comm, &rank, &size);
+  ranks(op, comm, &rank, &size);
   dart__coll_p2p_t *s = &op->p2p;
   if (s->mask == 0) s->mask = 1;
   for (; s->mask < size; s->mask <<= 1) {
@@ -94,7 +106,7 @@ bool dart__coll__p2p_bcast(dart__coll_op_t *op, MPI_Comm comm, void *buf,
                            size_t len, int root)
 {
   int rank, size;
-  ranks(comm, &rank, &size);
+  ranks(op, comm, &rank, &size);
   dart__coll_p2p_t *s = &op->p2p;
   const int vr = (rank - root + size) % size;
   if (s->step == 0) {
@@ -122,7 +134,7 @@ bool dart__coll__p2p_reduce(dart__coll_op_t *op, MPI_Comm comm, void *acc,
                             void *tmp, size_t len, int root, void *out)
 {
   int rank, size;
-  ranks(comm, &rank, &size);
+  ranks(op, comm, &rank, &size);
   dart__coll_p2p_t *s = &op->p2p;
   /* a tree rooted at the root where the operation commutes; else at rank
    * 0, whose ranks go in order, and one more message to the root */
@@ -231,7 +243,7 @@ bool dart__coll__p2p_allreduce(dart__coll_op_t *op, MPI_Comm comm, void *acc,
                                void *tmp, size_t len)
 {
   int rank, size;
-  ranks(comm, &rank, &size);
+  ranks(op, comm, &rank, &size);
   dart__coll_p2p_t *s = &op->p2p;
   if (op->red.commutes && len >= RING_FROM && len / op->t->elem_size >=
                                                   (size_t)size * op->red.granule)

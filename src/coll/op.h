@@ -119,6 +119,7 @@ struct dart__coll_team {
   unsigned char *scratch;
   bool any_peers; /* some unit of the team has node peers in it */
   MPI_Comm leaders; /* those leaders (team->comm without DART_SHM) */
+  int leader_rank, leaders_size; /* on leaders: this unit's rank there */
   int *leader_of;   /* team unit -> its node leader's rank in leaders */
   void *remote;     /* the remote transport's barrier among leaders */
   uint64_t seq;     /* operations started */
@@ -151,6 +152,7 @@ struct dart__coll_op {
   const size_t *sendcounts, *senddispls, *recvcounts, *recvdispls;
   bool in_place;
   bool blocking;
+  bool may_block; /* blocking, and no progress source to poll (begin) */
   /* progress */
   int phase;
   uint64_t seq;

@@ -30,7 +30,7 @@
 
 bool dart__coll__may_block(const dart__coll_op_t *op)
 {
-  return op->blocking && !dart__progress__must_poll();
+  return op->may_block;
 }
 
 bool dart__coll__mpi_done(dart__coll_op_t *op)
@@ -492,6 +492,9 @@ static void begin(dart__coll_op_t *op)
   struct dart__coll_team *ct = op->team->coll;
   op->seq = ++ct->seq;
   op->algo = choose(op);
+  /* what a blocking call must serve while it waits does not change
+   * before it returns */
+  op->may_block = op->blocking && !dart__progress__must_poll();
   op->step = op->last_step = 0;
   op->peer = op->nreqs = 0;
   op->p2p = (dart__coll_p2p_t){0};

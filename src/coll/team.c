@@ -125,6 +125,10 @@ dart_ret_t dart__coll__team_setup(dart__team_t *team)
       goto fail;
     }
     if ((ret = leader_map(team, ct)) != DART_OK) goto fail;
+    if (ct->leader) {
+      MPI_Comm_rank(ct->leaders, &ct->leader_rank);
+      MPI_Comm_size(ct->leaders, &ct->leaders_size);
+    }
   }
   if (shm && ct->k > 1 && (ret = area_create(team, ct)) != DART_OK)
     goto fail;
